@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# One entry point for the README's two commands.
+#   bash scripts/bootstrap.sh run    set up .venv, run every notebook offline on defaults -> outputs/
+#   bash scripts/bootstrap.sh test   set up .venv, run the whole test suite (pytest + nbval)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+VENV=${VENV:-.venv}
+
+setup() {
+  if [ ! -x "$VENV/bin/python" ]; then
+    "$PY" -m venv "$VENV"
+  fi
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+  # virtualhome 2.3.0 pins ancient versions of everything: take the code only.
+  "$VENV/bin/python" -m pip install -q --no-deps "virtualhome==2.3.0"
+  "$VENV/bin/python" -m pip install -q -e ".[test]"
+  "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
+}
+
+case "${1:-}" in
+  run)
+    setup
+    "$VENV/bin/python" -m collablab.notebooks run-all "${@:2}"
+    ;;
+  test)
+    setup
+    "$VENV/bin/python" -m pytest "${@:2}"
+    ;;
+  setup)
+    setup
+    ;;
+  *)
+    echo "usage: bash scripts/bootstrap.sh {run|test|setup} [extra args]" >&2
+    exit 2
+    ;;
+esac
