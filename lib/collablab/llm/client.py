@@ -1,0 +1,628 @@
+"""Async chat client for any OpenAI-compatible endpoint (OpenAI, ``vllm serve``, llama.cpp …).
+
+* configured by an :class:`EndpointSpec` (alias, base_url, model, name of the env var
+  holding the key — never the key itself);
+* every call goes through the :class:`~collablab.llm.cache.ResponseCache`;
+* bounded concurrency per endpoint *alias*, shared by every caller in the process
+  (:func:`endpoint_limiter`), across threads and event loops;
+* retries with exponential backoff + jitter on 429, 408/409, 5xx, timeouts, connection
+  errors and malformed responses; a hard per-attempt timeout;
+* the server-reported ``usage`` is the token count;
+* a call never raises for model/transport failures (unless ``raise_on_error=True``):
+  it returns an :class:`LLMResult` with ``error`` set, so the caller can record an
+  invalid action. :class:`~collablab.llm.cache.CacheMiss` in ``replay`` mode does raise.
+
+The API key is read from the environment when a connection is made; it is not stored on
+these objects, and it is redacted from every error string this module produces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import ipaddress
+import json
+import logging
+import os
+import random
+import threading
+import time
+import weakref
+from collections import deque
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence, TypeVar
+from urllib.parse import urlsplit
+
+from .cache import CacheMiss, ResponseCache, cache_key, canonical_request
+from .messages import as_messages
+
+__all__ = [
+    "EndpointSpec",
+    "EndpointLimiter",
+    "LLMCallError",
+    "LLMClient",
+    "LLMResult",
+    "Usage",
+    "endpoint_limiter",
+    "run_sync",
+]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+#: Sampling parameters that are part of the cache key and forwarded to the API.
+SAMPLING_PARAMS = ("temperature", "top_p", "max_tokens", "seed", "stop", "response_format",
+                   "presence_penalty", "frequency_penalty", "n", "logit_bias")
+
+
+# --------------------------------------------------------------------------- spec
+
+
+def _is_loopback(base_url: str) -> bool:
+    host = urlsplit(base_url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class EndpointSpec:
+    """Where and how to call a model. Holds the *name* of the key's env var, never the key.
+
+    ``api_key_env=None`` means the server needs no key (a dummy one is sent).
+    ``structured_mode`` is the default for :func:`~collablab.llm.structured.chat_json`:
+    ``json_schema`` (OpenAI, vLLM), ``json_object`` (llama.cpp server) or ``none``.
+    """
+
+    alias: str
+    model: str
+    base_url: str | None = None  # None: the OpenAI API
+    api_key_env: str | None = "OPENAI_API_KEY"
+    max_concurrency: int = 4
+    timeout_s: float = 60.0
+    max_attempts: int = 4
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 20.0
+    structured_mode: str = "json_schema"
+    default_params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.alias:
+            raise ValueError("EndpointSpec.alias must be non-empty")
+        if self.max_concurrency < 1:
+            raise ValueError("max_concurrency must be >= 1")
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be >= 1")
+        if self.structured_mode not in ("json_schema", "json_object", "none"):
+            raise ValueError(f"structured_mode {self.structured_mode!r}")
+        if self.api_key_env is not None and (self.api_key_env.startswith("sk-")
+                                             or not self.api_key_env.replace("_", "").isalnum()):
+            # Catch the mistake of passing the key itself; do not echo it.
+            raise ValueError("api_key_env must be the NAME of an environment variable, "
+                             "not a key")
+        object.__setattr__(self, "default_params", dict(self.default_params))
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "EndpointSpec":
+        """Build from a config mapping (e.g. a params YAML); unknown keys are an error."""
+        known = set(cls.__dataclass_fields__)
+        extra = set(d) - known
+        if extra:
+            raise ValueError(f"unknown EndpointSpec fields: {sorted(extra)}")
+        return cls(**dict(d))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["default_params"] = dict(self.default_params)
+        return d
+
+    def with_(self, **changes: Any) -> "EndpointSpec":
+        return replace(self, **changes)
+
+    @property
+    def is_loopback(self) -> bool:
+        return self.base_url is not None and _is_loopback(self.base_url)
+
+
+# ----------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+
+    def __add__(self, other: "Usage") -> "Usage":
+        def add(a, b):
+            return None if a is None and b is None else (a or 0) + (b or 0)
+        return Usage(add(self.prompt_tokens, other.prompt_tokens),
+                     add(self.completion_tokens, other.completion_tokens),
+                     add(self.total_tokens, other.total_tokens))
+
+
+@dataclass(frozen=True)
+class LLMResult:
+    """One logical chat call. ``error`` is None on success; ``cache`` is hit/miss/off."""
+
+    text: str | None
+    usage: Usage
+    latency_s: float
+    cache: str
+    attempts: int
+    error: str | None
+    model: str
+    endpoint: str
+    call_id: str
+    sample_index: int = 0
+    attempt: int = 0  # logical attempt (re-ask number), part of the cache key
+    finish_reason: str | None = None
+    queue_s: float = 0.0  # time spent waiting for a concurrency slot
+    cache_key: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_record(self) -> dict[str, Any]:
+        """A flat dict for a DataFrame row / JSON log."""
+        d = asdict(self)
+        u = d.pop("usage")
+        d.update(prompt_tokens=u["prompt_tokens"], completion_tokens=u["completion_tokens"],
+                 total_tokens=u["total_tokens"])
+        return d
+
+
+class LLMCallError(RuntimeError):
+    """Raised only when a caller asks for it (``raise_on_error=True``)."""
+
+    def __init__(self, result: LLMResult):
+        self.result = result
+        super().__init__(f"LLM call {result.call_id!r} (sample {result.sample_index}) on "
+                         f"{result.endpoint!r} failed after {result.attempts} attempt(s): "
+                         f"{result.error}")
+
+
+# -------------------------------------------------------------------- concurrency
+
+
+class EndpointLimiter:
+    """A counting semaphore usable from any thread and any asyncio event loop.
+
+    (A plain ``asyncio.Semaphore`` binds to one loop; notebooks' sync calls run each
+    call on a fresh loop, so this one hands slots across loops with thread-safe wakeups.)
+    """
+
+    def __init__(self, alias: str, limit: int):
+        self.alias = alias
+        self._limit = int(limit)
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self._peak = 0
+        self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future]] = deque()
+
+    def __repr__(self) -> str:
+        return (f"EndpointLimiter({self.alias!r}, in_flight={self.in_flight}, "
+                f"limit={self.limit}, max_in_flight={self.max_in_flight})")
+
+    @property
+    def limit(self) -> int:
+        return self._limit
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    @property
+    def max_in_flight(self) -> int:
+        """Peak number of concurrently held slots since creation or :meth:`reset_peak`."""
+        return self._peak
+
+    @property
+    def waiting(self) -> int:
+        return len(self._waiters)
+
+    def reset_peak(self) -> None:
+        with self._lock:
+            self._peak = self._in_flight
+
+    def set_limit(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError("limit must be >= 1")
+        with self._lock:
+            self._limit = int(limit)
+        self._dispatch()
+
+    def _take(self) -> None:
+        self._in_flight += 1
+        self._peak = max(self._peak, self._in_flight)
+
+    async def acquire(self) -> None:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._in_flight < self._limit and not self._waiters:
+                self._take()
+                return
+            fut = loop.create_future()
+            entry = (loop, fut)
+            self._waiters.append(entry)
+        try:
+            await fut
+        except asyncio.CancelledError:
+            with self._lock:
+                try:
+                    self._waiters.remove(entry)
+                    queued = True
+                except ValueError:
+                    queued = False
+            if not queued and fut.done() and not fut.cancelled():
+                self.release()  # granted just before the cancellation landed
+            raise
+
+    def release(self) -> None:
+        with self._lock:
+            if self._in_flight <= 0:
+                raise RuntimeError("EndpointLimiter released too many times")
+            self._in_flight -= 1
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Hand free slots to waiters (FIFO), each on its own loop."""
+        while True:
+            with self._lock:
+                if not self._waiters or self._in_flight >= self._limit:
+                    return
+                loop, fut = self._waiters.popleft()
+                self._take()
+            try:
+                loop.call_soon_threadsafe(self._grant, fut)
+            except RuntimeError:  # that loop is closed: its waiter is gone
+                with self._lock:
+                    self._in_flight -= 1
+
+    def _grant(self, fut: asyncio.Future) -> None:
+        if fut.done():  # cancelled meanwhile: give the slot back
+            self.release()
+        else:
+            fut.set_result(None)
+
+    async def __aenter__(self) -> "EndpointLimiter":
+        await self.acquire()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self.release()
+
+
+_LIMITERS: dict[str, EndpointLimiter] = {}
+_LIMITERS_LOCK = threading.Lock()
+
+
+def endpoint_limiter(alias: str, limit: int | None = None) -> EndpointLimiter:
+    """The process-wide limiter of an endpoint alias (created on first use).
+
+    Passing ``limit`` (re)sets the bound; the latest spec using the alias wins.
+    """
+    with _LIMITERS_LOCK:
+        lim = _LIMITERS.get(alias)
+        if lim is None:
+            lim = _LIMITERS[alias] = EndpointLimiter(alias, limit or 4)
+            return lim
+    if limit is not None and limit != lim.limit:
+        lim.set_limit(limit)
+    return lim
+
+
+# ----------------------------------------------------------------------- sync run
+
+
+def run_sync(coro: Awaitable[T]) -> T:
+    """Run a coroutine to completion from sync code, also inside Jupyter's running loop
+    (then it runs on a fresh loop in a helper thread)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="collablab-llm") as ex:
+        return ex.submit(asyncio.run, coro).result()
+
+
+# ------------------------------------------------------------------------- errors
+
+
+def _redact(text: str, secrets: Iterable[str | None]) -> str:
+    for s in secrets:
+        if s and len(s) >= 4:
+            text = text.replace(s, "***")
+    return text
+
+
+@dataclass
+class _Failure:
+    message: str
+    retryable: bool
+    retry_after: float | None = None
+
+
+def _classify(exc: BaseException) -> _Failure:
+    import openai
+
+    name = type(exc).__name__
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError, openai.APITimeoutError)):
+        return _Failure(f"timeout: {name}", True)
+    if isinstance(exc, openai.APIConnectionError):
+        return _Failure(f"connection error: {name}: {exc}", True)
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        retry_after = None
+        try:
+            ra = exc.response.headers.get("retry-after")
+            retry_after = float(ra) if ra is not None else None
+        except (TypeError, ValueError, AttributeError):
+            retry_after = None
+        retryable = status in (408, 409, 429) or status >= 500
+        return _Failure(f"HTTP {status}: {name}: {exc}", retryable, retry_after)
+    if isinstance(exc, openai.APIResponseValidationError):
+        return _Failure(f"malformed response: {name}: {exc}", True)
+    if isinstance(exc, (json.JSONDecodeError, ValueError, KeyError, IndexError, AttributeError)):
+        return _Failure(f"malformed response: {name}: {exc}", True)
+    return _Failure(f"{name}: {exc}", False)
+
+
+# ------------------------------------------------------------------------- client
+
+
+class LLMClient:
+    """Chat client for one endpoint, with cache, retries and a process-wide concurrency bound.
+
+    >>> client = LLMClient(EndpointSpec(alias="gpt4o", model="gpt-4o"))      # doctest: +SKIP
+    >>> r = client.chat_sync("Say hi", call_id="demo/1")                     # doctest: +SKIP
+    >>> r.text, r.usage.total_tokens, r.cache                                # doctest: +SKIP
+    """
+
+    def __init__(self, endpoint: EndpointSpec, cache: ResponseCache | None = None, *,
+                 cache_path: str | os.PathLike[str] | None = None, cache_mode: str | None = None,
+                 rng: random.Random | None = None):
+        if cache is not None and (cache_path is not None or cache_mode is not None):
+            raise ValueError("pass either cache or cache_path/cache_mode")
+        self.endpoint = endpoint
+        self.cache = cache if cache is not None else ResponseCache(cache_path, cache_mode)
+        self.limiter = endpoint_limiter(endpoint.alias, endpoint.max_concurrency)
+        self._rng = rng or random.Random()
+        self._clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = \
+            weakref.WeakKeyDictionary()
+        self._clients_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        e = self.endpoint
+        return (f"LLMClient(alias={e.alias!r}, model={e.model!r}, base_url={e.base_url!r}, "
+                f"api_key_env={e.api_key_env!r}, cache={self.cache!r})")
+
+    # -- key & connection
+    def _api_key(self) -> str | None:
+        env = self.endpoint.api_key_env
+        if env is None:
+            return "EMPTY"
+        return os.environ.get(env) or None
+
+    def _secrets(self) -> list[str | None]:
+        env = self.endpoint.api_key_env
+        return [os.environ.get(env)] if env else []
+
+    def _openai_client(self) -> Any:
+        import openai
+
+        loop = asyncio.get_running_loop()
+        with self._clients_lock:
+            c = self._clients.get(loop)
+            if c is not None:
+                return c
+        key = self._api_key()
+        if key is None:
+            raise _MissingKey(f"environment variable {self.endpoint.api_key_env} is not set")
+        kwargs: dict[str, Any] = dict(api_key=key, max_retries=0,
+                                      timeout=self.endpoint.timeout_s)
+        if self.endpoint.base_url is not None:
+            kwargs["base_url"] = self.endpoint.base_url
+        if self.endpoint.is_loopback:
+            # never send loopback traffic through an HTTP(S)_PROXY from the environment
+            kwargs["http_client"] = openai.DefaultAsyncHttpxClient(trust_env=False)
+        c = openai.AsyncOpenAI(**kwargs)
+        del key
+        with self._clients_lock:
+            self._clients[loop] = c
+        return c
+
+    async def aclose(self) -> None:
+        """Close the HTTP client of the running loop (the sync wrappers do this for you)."""
+        loop = asyncio.get_running_loop()
+        with self._clients_lock:
+            c = self._clients.pop(loop, None)
+        if c is not None:
+            try:
+                await c.close()
+            except Exception:  # pragma: no cover - best effort
+                pass
+
+    # -- request building
+    def build_params(self, **params: Any) -> dict[str, Any]:
+        """Endpoint defaults overlaid with call params; None values dropped."""
+        merged = {**self.endpoint.default_params, **params}
+        return {k: v for k, v in merged.items() if v is not None}
+
+    def key_for(self, messages: Any, *, call_id: str, sample_index: int = 0, attempt: int = 0,
+                **params: Any) -> str:
+        """The cache key a call with these arguments would use."""
+        return cache_key(endpoint=self.endpoint.alias, model=self.endpoint.model,
+                         messages=as_messages(messages), params=self.build_params(**params),
+                         call_id=call_id, sample_index=sample_index, attempt=attempt)
+
+    # -- the call
+    async def chat(self, messages: Any, *, call_id: str, sample_index: int = 0,
+                   attempt: int = 0, temperature: float | None = None,
+                   top_p: float | None = None, max_tokens: int | None = None,
+                   seed: int | None = None, stop: str | Sequence[str] | None = None,
+                   response_format: Mapping[str, Any] | None = None,
+                   extra_params: Mapping[str, Any] | None = None,
+                   timeout_s: float | None = None, max_attempts: int | None = None,
+                   raise_on_error: bool = False) -> LLMResult:
+        """One chat completion through the cache.
+
+        ``call_id`` names the logical call (e.g. ``"mecobench/ep3/t12/agent1"``);
+        ``sample_index`` distinguishes intentional repeats (self-consistency);
+        ``attempt`` is the logical re-ask number (not the transport retry counter: all
+        transport retries of a request share one cache key).
+        ``extra_params`` are more API parameters (forwarded and part of the key).
+        """
+        if not isinstance(call_id, str) or not call_id:
+            raise ValueError("call_id must be a non-empty string")
+        spec = self.endpoint
+        msgs = as_messages(messages)
+        params = self.build_params(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
+                                   seed=seed, stop=stop, response_format=response_format,
+                                   **dict(extra_params or {}))
+        request = canonical_request(endpoint=spec.alias, model=spec.model, messages=msgs,
+                                    params=params, call_id=call_id, sample_index=sample_index,
+                                    attempt=attempt)
+        import hashlib
+        key = hashlib.sha256(request.encode("utf-8")).hexdigest()
+        base = dict(model=spec.model, endpoint=spec.alias, call_id=call_id,
+                    sample_index=sample_index, attempt=attempt, cache_key=key)
+
+        t0 = time.perf_counter()
+        if self.cache.mode != "off":
+            hit = self.cache.get(key)
+            if hit is not None:
+                return LLMResult(text=hit.text,
+                                 usage=Usage(hit.prompt_tokens, hit.completion_tokens,
+                                             hit.total_tokens),
+                                 latency_s=time.perf_counter() - t0, cache="hit", attempts=0,
+                                 error=None, finish_reason=hit.finish_reason, **base)
+            if self.cache.mode == "replay":
+                raise CacheMiss(call_id, key, sample_index=sample_index, attempt=attempt,
+                                endpoint=spec.alias, path=self.cache.path)
+        cache_status = "off" if self.cache.mode == "off" else "miss"
+
+        timeout = float(timeout_s if timeout_s is not None else spec.timeout_s)
+        n_max = int(max_attempts if max_attempts is not None else spec.max_attempts)
+        attempts = 0
+        queue_s = 0.0
+        failure: _Failure | None = None
+        text: str | None = None
+        usage = Usage()
+        finish_reason = None
+        while attempts < n_max:
+            if attempts > 0:
+                await asyncio.sleep(self._backoff(attempts, failure))
+            attempts += 1
+            tq = time.perf_counter()
+            await self.limiter.acquire()
+            queue_s += time.perf_counter() - tq
+            try:
+                client = self._openai_client()
+                resp = await asyncio.wait_for(
+                    client.chat.completions.create(model=spec.model, messages=msgs,
+                                                   timeout=timeout, **params),
+                    timeout=timeout + 0.5)
+                text, usage, finish_reason = _parse_response(resp)
+                failure = None
+            except asyncio.CancelledError:
+                raise
+            except _MissingKey as exc:
+                failure = _Failure(str(exc), False)
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a record
+                failure = _classify(exc)
+            finally:
+                self.limiter.release()
+            if failure is None:
+                if text is None or not text.strip():
+                    failure = _Failure(f"empty reply (finish_reason={finish_reason})", False)
+                break
+            log.info("LLM call %s attempt %d on %s failed: %s", call_id, attempts, spec.alias,
+                     _redact(failure.message, self._secrets())[:300])
+            if not failure.retryable:
+                break
+
+        latency = time.perf_counter() - t0 - queue_s
+        if failure is None:
+            self.cache.put(key, text=text or "", endpoint=spec.alias, model=spec.model,
+                           call_id=call_id, sample_index=sample_index, attempt=attempt,
+                           request=request, prompt_tokens=usage.prompt_tokens,
+                           completion_tokens=usage.completion_tokens,
+                           total_tokens=usage.total_tokens, finish_reason=finish_reason,
+                           response_model=None)
+            error = None
+        else:
+            error = _redact(failure.message, self._secrets())
+            if len(error) > 2000:
+                error = error[:2000] + "…"
+        result = LLMResult(text=text, usage=usage, latency_s=latency, cache=cache_status,
+                           attempts=attempts, error=error, finish_reason=finish_reason,
+                           queue_s=queue_s, **base)
+        if error is not None and raise_on_error:
+            raise LLMCallError(result) from None
+        return result
+
+    def _backoff(self, attempts_done: int, failure: _Failure | None) -> float:
+        spec = self.endpoint
+        d = min(spec.backoff_max_s, spec.backoff_base_s * (2 ** (attempts_done - 1)))
+        d = d / 2 + self._rng.uniform(0, d / 2)  # "equal jitter"
+        if failure is not None and failure.retry_after is not None:
+            d = max(d, min(spec.backoff_max_s, failure.retry_after))
+        return d
+
+    async def chat_many(self, requests: Iterable[Mapping[str, Any]]) -> list[LLMResult]:
+        """Run many :meth:`chat` calls concurrently (bounded by the endpoint limiter).
+
+        Each request is a dict of :meth:`chat` keyword arguments including ``messages``.
+        Results come back in request order.
+        """
+        return list(await asyncio.gather(*(self.chat(**dict(r)) for r in requests)))
+
+    async def chat_json(self, messages: Any, schema: Mapping[str, Any], **kwargs: Any):
+        """Structured output; see :func:`collablab.llm.structured.chat_json`."""
+        from .structured import chat_json
+        return await chat_json(self, messages, schema, **kwargs)
+
+    # -- sync wrappers (notebooks)
+    async def _closing(self, coro: Awaitable[T]) -> T:
+        try:
+            return await coro
+        finally:
+            await self.aclose()
+
+    def run(self, coro: Awaitable[T]) -> T:
+        """Run a coroutine of this client from sync code and close its connections."""
+        return run_sync(self._closing(coro))
+
+    def chat_sync(self, messages: Any, **kwargs: Any) -> LLMResult:
+        return self.run(self.chat(messages, **kwargs))
+
+    def chat_many_sync(self, requests: Iterable[Mapping[str, Any]]) -> list[LLMResult]:
+        return self.run(self.chat_many(list(requests)))
+
+    def chat_json_sync(self, messages: Any, schema: Mapping[str, Any], **kwargs: Any):
+        return self.run(self.chat_json(messages, schema, **kwargs))
+
+
+class _MissingKey(Exception):
+    pass
+
+
+def _parse_response(resp: Any) -> tuple[str | None, Usage, str | None]:
+    if isinstance(resp, (str, bytes)):
+        # some servers answer 200 with a non-JSON body; the SDK then hands back the text
+        raise ValueError(f"response is not a JSON chat completion: {str(resp)[:200]!r}")
+    choices = getattr(resp, "choices", None)
+    if not choices:
+        raise ValueError("response has no choices")
+    choice = choices[0]
+    msg = getattr(choice, "message", None)
+    text = getattr(msg, "content", None) if msg is not None else None
+    u = getattr(resp, "usage", None)
+    usage = Usage(getattr(u, "prompt_tokens", None), getattr(u, "completion_tokens", None),
+                  getattr(u, "total_tokens", None)) if u is not None else Usage()
+    return text, usage, getattr(choice, "finish_reason", None)
