@@ -1,0 +1,221 @@
+"""A scripted oracle team: a plan recomputed every step from the true world state.
+
+It is not an agent model: it reads the simulator state directly, claims objects so no two
+agents fetch the same one, opens containers, carries two objects when that is safe, and in
+sequential tasks routes objects through door handovers between room zones. It exists to
+prove every task is solvable within budget and to exercise the world's rules end to end.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from ..episode import Turn
+from ..tasks.mecobench import Task
+from ..world.actions import WAIT, Action
+from ..world.goals import Predicate
+from ..world.household import Household
+
+
+class OracleTeam:
+    """Centralised planner over the true state (backend ``oracle``)."""
+
+    backend = "oracle"
+
+    def reset(self, world: Household, task: Task, seed: int) -> None:
+        self.claims: dict[int, int] = {}  # object -> agent fetching it
+        self.zone_of_room = {}
+        for a in range(world.n_agents):
+            for r in sorted(world.allowed[a]):
+                self.zone_of_room.setdefault(r, a)
+        # links between zones: (from agent, to agent) -> door id
+        self.links: dict[tuple[int, int], int] = {}
+        for d in world.scene.doors:
+            for a in range(world.n_agents):
+                for b in range(world.n_agents):
+                    if a != b and d.rooms[0] in world.allowed[a] and d.rooms[1] in world.allowed[b]:
+                        self.links.setdefault((a, b), d.id)
+                        self.links.setdefault((b, a), d.id)
+
+    # -- helpers ---------------------------------------------------------------------
+    def _close(self, w: Household, a: int, nid: int) -> bool:
+        ex = w._eg.execution
+        return bool(ex._is_character_close_to(w.state, w.node(nid), a))
+
+    def _pred_for(self, w: Household, obj: int, need: dict[str, int]) -> Predicate | None:
+        cls = w.node(obj).class_name
+        for p in w.goal:
+            if p.obj_class == cls and need.get(p.key, 0) > 0:
+                return p
+        return None
+
+    def _can_reach(self, w: Household, a: int, room: int | None) -> bool:
+        return room is not None and room in w.allowed[a]
+
+    def _next_hop(self, w: Household, a: int, room: int) -> tuple[int, int] | None:
+        """(next agent, door) on the zone path from agent a towards a room."""
+        goal_agents = [b for b in range(w.n_agents) if room in w.allowed[b]]
+        prev: dict[int, int | None] = {a: None}
+        q = deque([a])
+        while q:
+            cur = q.popleft()
+            if cur in goal_agents and cur != a:
+                while prev[cur] != a:
+                    cur = prev[cur]  # type: ignore[assignment]
+                return cur, self.links[(a, cur)]
+            for (x, y) in sorted(self.links):
+                if x == cur and y not in prev:
+                    prev[y] = cur
+                    q.append(y)
+        return None
+
+    # -- planning --------------------------------------------------------------------
+    def act(self, w: Household) -> dict[int, Turn]:
+        sat = w.satisfied()
+        need = {p.key: p.count - sat[p.key] for p in w.goal}
+        held = {a: w.holding(a) for a in range(w.n_agents)}
+        # objects in hands count against the remaining need
+        for a in range(w.n_agents):
+            for o in held[a]:
+                p = self._pred_for(w, o, need)
+                if p is not None:
+                    need[p.key] -= 1
+        on_target = set()
+        for p in w.goal:
+            on_target.update(w._satisfying(p))
+        self.claims = {o: a for o, a in self.claims.items() if not any(o in h for h in held.values())
+                       and o not in on_target}
+        for o in sorted(self.claims):
+            p = self._pred_for(w, o, need)
+            if p is not None:
+                need[p.key] -= 1
+        actions: dict[int, Action] = {}
+        receiving: dict[int, int] = {}  # receiver -> giver
+        # 1) carriers: deliver or hand over
+        for a in range(w.n_agents):
+            act = self._deliver(w, a, held[a], need, receiving)
+            if act is not None:
+                actions[a] = act
+        # 2) fetchers
+        for a in range(w.n_agents):
+            if a in actions or a in receiving:
+                continue
+            act = self._fetch(w, a, held[a], need)
+            if act is not None:
+                actions[a] = act
+        # 3) receivers wait at their door when something is coming their way
+        for a in range(w.n_agents):
+            if a in receiving:
+                actions[a] = Action("receive")
+            elif a not in actions:
+                actions[a] = self._await_delivery(w, a, held) or WAIT
+        return {a: Turn(actions[a]) for a in range(w.n_agents)}
+
+    def _target_room(self, w: Household, o: int) -> int | None:
+        cls = w.node(o).class_name
+        p = next((p for p in w.goal if p.obj_class == cls), None)
+        return None if p is None else w.room_of(p.target_id)
+
+    def _target_closed(self, w: Household, o: int) -> bool:
+        cls = w.node(o).class_name
+        for p in w.goal:
+            if p.obj_class == cls and not w.is_open(p.target_id):
+                return True
+        return False
+
+    def _deliver(self, w: Household, a: int, held: list[int], need: dict[str, int],
+                 receiving: dict[int, int]) -> Action | None:
+        for o in held:
+            cls = w.node(o).class_name
+            p = next((p for p in w.goal if p.obj_class == cls), None)
+            if p is None:
+                continue
+            troom = w.room_of(p.target_id)
+            if self._can_reach(w, a, troom):
+                if len(held) == 1 and self._more_here(w, a, need) and not self._target_closed(w, o):
+                    return None  # pick up a second object in this room first
+                if w.agent_room(a) != troom:
+                    return Action("walk_to_room", room=troom)
+                if not w.is_open(p.target_id):
+                    if not self._close(w, a, p.target_id):
+                        return Action("walk", obj=p.target_id)
+                    return Action("open", obj=p.target_id)
+                if not self._close(w, a, p.target_id):
+                    return Action("walk", obj=p.target_id)
+                return Action("put_in" if p.relation == "inside" else "put_on", obj=o, target=p.target_id)
+            hop = self._next_hop(w, a, troom)  # type: ignore[arg-type]
+            if hop is None:
+                continue
+            b, door = hop
+            if len(held) == 1 and self._more_here(w, a, need):
+                return None
+            if w.at_door[a] != door:
+                return Action("walk_to_door", door=door)
+            if w.at_door[b] == door and b not in receiving and w._free_hand(b) is not None \
+                    and not (w.holding(b) and self._target_closed(w, o)):
+                receiving[b] = a
+                return Action("handover", obj=o, recipient=b)
+            return WAIT
+        return None
+
+    def _more_here(self, w: Household, a: int, need: dict[str, int]) -> bool:
+        """Is there another wanted, unclaimed object in this room worth a second hand?"""
+        return self._pick(w, a, need, same_room_only=True) is not None
+
+    def _pick(self, w: Household, a: int, need: dict[str, int], same_room_only: bool = False) -> int | None:
+        here = w.agent_room(a)
+        best: tuple[int, int] | None = None
+        for p in w.goal:
+            if need.get(p.key, 0) <= 0:
+                continue
+            on_target = set(w._satisfying(p))
+            for o in w._class_ids.get(p.obj_class, []):
+                if o in on_target or o in self.claims or w.holder(o) is not None:
+                    continue
+                room = w.room_of(o)
+                if not self._can_reach(w, a, room) or (same_room_only and room != here):
+                    continue
+                troom = w.room_of(p.target_id)
+                if not self._can_reach(w, a, troom) and self._next_hop(w, a, troom) is None:  # type: ignore[arg-type]
+                    continue
+                key = (0 if room == here else 1, o)
+                if best is None or key < best:
+                    best = key
+        return None if best is None else best[1]
+
+    def _fetch(self, w: Household, a: int, held: list[int], need: dict[str, int]) -> Action | None:
+        if len(held) >= 2 or any(self._target_closed(w, o) for o in held):
+            return None
+        mine = [o for o, who in sorted(self.claims.items()) if who == a]
+        o = mine[0] if mine else self._pick(w, a, need, same_room_only=bool(held))
+        if o is None:
+            return None
+        if not mine:
+            self.claims[o] = a
+            p = self._pred_for(w, o, need)
+            if p is not None:
+                need[p.key] -= 1
+        room = w.room_of(o)
+        if room != w.agent_room(a):
+            return Action("walk_to_room", room=room)
+        box = w.hidden_by(o)
+        if box is not None:
+            return Action("open", obj=box) if self._close(w, a, box) else Action("walk", obj=box)
+        if not self._close(w, a, o):
+            return Action("walk", obj=o)
+        return Action("grab", obj=o)
+
+    def _await_delivery(self, w: Household, a: int, held: dict[int, list[int]]) -> Action | None:
+        """Go to the door where a teammate will hand something over."""
+        if w._free_hand(a) is None:
+            return None
+        for b in range(w.n_agents):
+            if b == a or (b, a) not in self.links:
+                continue
+            mine = held[b] + [o for o, who in sorted(self.claims.items()) if who == b]
+            coming = [o for o in mine if self._target_room(w, o) not in w.allowed[b]]
+            if not coming:
+                continue
+            door = self.links[(b, a)]
+            return Action("receive") if w.at_door[a] == door else Action("walk_to_door", door=door)
+        return None
