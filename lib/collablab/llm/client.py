@@ -427,9 +427,10 @@ class LLMClient:
                                       timeout=self.endpoint.timeout_s)
         if self.endpoint.base_url is not None:
             kwargs["base_url"] = self.endpoint.base_url
-        if self.endpoint.is_loopback:
-            # never send loopback traffic through an HTTP(S)_PROXY from the environment
-            kwargs["http_client"] = openai.DefaultAsyncHttpxClient(trust_env=False)
+        # One TLS context per process (building one costs ~70-180 ms per client); never
+        # send loopback traffic through an HTTP(S)_PROXY from the environment.
+        kwargs["http_client"] = openai.DefaultAsyncHttpxClient(
+            verify=_shared_ssl_context(), trust_env=not self.endpoint.is_loopback)
         c = openai.AsyncOpenAI(**kwargs)
         del key
         with self._clients_lock:
@@ -610,6 +611,22 @@ class LLMClient:
 
 class _MissingKey(Exception):
     pass
+
+
+_SSL_CTX: Any = None
+_SSL_LOCK = threading.Lock()
+
+
+def _shared_ssl_context() -> Any:
+    global _SSL_CTX
+    with _SSL_LOCK:
+        if _SSL_CTX is None:
+            try:
+                import httpx2 as _httpx  # the HTTP library of openai>=3
+            except ImportError:  # pragma: no cover - openai 1.x/2.x
+                import httpx as _httpx
+            _SSL_CTX = _httpx.create_ssl_context()
+        return _SSL_CTX
 
 
 def _parse_response(resp: Any) -> tuple[str | None, Usage, str | None]:

@@ -1,0 +1,249 @@
+"""A tiny fake OpenAI-compatible chat server for tests (stdlib only, loopback only).
+
+Runs in a thread (:class:`FakeOpenAIServer`) or as a process
+(``python -m collablab.llm.fake_server`` prints ``PORT <n>`` then serves until killed).
+
+The default handler echoes the last user message (``"echo: <text>"``) and obeys
+directives written anywhere in that message as ``[[fake key=value ...]]``:
+
+``status=429 times=2``  answer the first 2 requests of this tag with HTTP 429
+                        (``times`` omitted: always). Any status code works.
+``malformed=N``         the first N requests of this tag get a 200 with a broken JSON body.
+``delay=S``             sleep S seconds before answering.
+``empty=1``             answer with empty content.
+``echo_auth=1``         the error body repeats the request's Authorization header
+                        (to test that clients redact their key).
+``retry_after=S``       add a ``Retry-After`` header to error answers.
+``tag=NAME``            the counting group for ``times``/``malformed`` (default: the
+                        whole message text).
+
+A custom ``handler(body: dict, server) -> FakeReply | str`` replaces all this.
+Usage is reported as whitespace-separated word counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+__all__ = ["FakeOpenAIServer", "FakeReply", "default_handler"]
+
+_DIRECTIVE = re.compile(r"\[\[fake([^\]]*)\]\]")
+
+
+@dataclass
+class FakeReply:
+    text: str | None = "ok"
+    status: int = 200
+    delay_s: float = 0.0
+    raw_body: bytes | None = None  # sent verbatim (e.g. malformed JSON)
+    headers: dict[str, str] = field(default_factory=dict)
+    error_message: str | None = None
+    usage: dict[str, int] | None = None
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def _last_user_text(body: dict) -> str:
+    for m in reversed(body.get("messages") or []):
+        if m.get("role") == "user":
+            return _content_text(m.get("content"))
+    return ""
+
+
+def default_handler(body: dict, server: "FakeOpenAIServer") -> FakeReply:
+    text = _last_user_text(body)
+    m = _DIRECTIVE.search(text)
+    opts: dict[str, str] = {}
+    if m:
+        for tok in m.group(1).split():
+            k, _, v = tok.partition("=")
+            opts[k] = v
+    clean = _DIRECTIVE.sub("", text).strip()
+    tag = opts.get("tag", text)
+    n = server.count(tag)  # 1-based count of requests with this tag
+    delay = float(opts.get("delay", 0) or 0)
+    headers = {}
+    if "retry_after" in opts:
+        headers["Retry-After"] = opts["retry_after"]
+    if "malformed" in opts and n <= int(opts["malformed"] or 1):
+        return FakeReply(raw_body=b'{"id": "x", "choices": [ {"broken', delay_s=delay)
+    if "status" in opts:
+        times = int(opts["times"]) if opts.get("times") else None
+        if times is None or n <= times:
+            msg = f"fake error {opts['status']}"
+            if opts.get("echo_auth"):
+                msg += f"; you sent Authorization: {server.last_auth}"
+            return FakeReply(status=int(opts["status"]), error_message=msg, delay_s=delay,
+                             headers=headers)
+    if opts.get("empty"):
+        return FakeReply(text="", delay_s=delay)
+    return FakeReply(text=f"echo: {clean}", delay_s=delay)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else headers+body in two segments cost a 40 ms delayed ACK
+    server: "_Server"
+
+    def log_message(self, format: str, *args: Any) -> None:  # silence
+        pass
+
+    def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            data = {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
+            self._send(200, json.dumps(data).encode())
+        else:
+            self._send(404, b'{"error": {"message": "not found"}}')
+
+    def do_POST(self) -> None:
+        fake: FakeOpenAIServer = self.server.fake
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            self._send(400, b'{"error": {"message": "bad json"}}')
+            return
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send(404, b'{"error": {"message": "not found"}}')
+            return
+        fake._enter(body, self.headers.get("Authorization"))
+        try:
+            reply = fake.handler(body, fake)
+            if isinstance(reply, str):
+                reply = FakeReply(text=reply)
+            if reply.delay_s:
+                time.sleep(reply.delay_s)
+        finally:
+            fake._exit()
+        if reply.raw_body is not None:
+            self._send(reply.status, reply.raw_body, reply.headers)
+            return
+        if reply.status != 200:
+            err = {"error": {"message": reply.error_message or f"status {reply.status}",
+                             "type": "fake_error", "code": reply.status}}
+            self._send(reply.status, json.dumps(err).encode(), reply.headers)
+            return
+        prompt_words = sum(len(_content_text(m.get("content")).split())
+                           for m in body.get("messages") or [])
+        completion_words = len((reply.text or "").split())
+        usage = reply.usage or {"prompt_tokens": prompt_words,
+                                "completion_tokens": completion_words,
+                                "total_tokens": prompt_words + completion_words}
+        data = {
+            "id": f"chatcmpl-fake-{fake.n_requests}", "object": "chat.completion",
+            "created": int(time.time()), "model": body.get("model", "fake-model"),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": reply.text}}],
+            "usage": usage,
+        }
+        self._send(200, json.dumps(data).encode(), reply.headers)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+    fake: "FakeOpenAIServer"
+
+
+class FakeOpenAIServer:
+    """Fake ``/v1/chat/completions`` + ``/v1/models`` on 127.0.0.1, in a background thread."""
+
+    def __init__(self, handler: Callable[[dict, "FakeOpenAIServer"], FakeReply | str] | None = None,
+                 *, host: str = "127.0.0.1", port: int = 0):
+        self.handler = handler or default_handler
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.n_requests = 0
+        self.bodies: list[dict] = []
+        self.auth_headers: set[str] = set()
+        self.last_auth: str | None = None
+        self._httpd = _Server((host, port), _Handler)
+        self._httpd.fake = self
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def count(self, tag: str) -> int:
+        with self._lock:
+            self._counts[tag] = self._counts.get(tag, 0) + 1
+            return self._counts[tag]
+
+    def _enter(self, body: dict, auth: str | None) -> None:
+        with self._lock:
+            self.n_requests += 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.bodies.append(body)
+            if auth:
+                self.auth_headers.add(auth)
+            self.last_auth = auth
+
+    def _exit(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def start(self) -> "FakeOpenAIServer":
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True,
+                                        name="fake-openai")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def __enter__(self) -> "FakeOpenAIServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=0)
+    args = ap.parse_args(argv)
+    srv = FakeOpenAIServer(port=args.port)
+    print(f"PORT {srv.port}", flush=True)
+    try:
+        srv._httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
