@@ -159,7 +159,9 @@ class OracleTeam:
         return None
 
     def _more_here(self, w: Household, a: int, need: dict[str, int]) -> bool:
-        """Is there another wanted, unclaimed object in this room worth a second hand?"""
+        """Is agent a already fetching a second object, or is one waiting in this room?"""
+        if any(who == a for who in self.claims.values()):
+            return True
         return self._pick(w, a, need, same_room_only=True) is not None
 
     def _pick(self, w: Household, a: int, need: dict[str, int], same_room_only: bool = False) -> int | None:
