@@ -184,7 +184,8 @@ def _episodes(seed: int = 0, n_tasks: int = 30, reps: int = 3) -> pd.DataFrame:
 
 
 def test_gee_matches_statsmodels_directly() -> None:
-    df = _episodes(6)
+    df = _episodes(6, reps=4)
+    df = df.sample(frac=0.7, random_state=0)  # unbalanced clusters: exchangeable != independence fit
     sub = df[df["cond"].isin(["ours", "base"])].assign(treat=lambda d: (d["cond"] == "ours").astype(float))
     ours = gee_logistic(sub, "treat", "success", "task_id")
     fit = sm.GEE(sub["success"].astype(float), sm.add_constant(sub[["treat"]]), groups=sub["task_id"],

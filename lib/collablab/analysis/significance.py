@@ -118,7 +118,8 @@ def bootstrap_ci(
 
     ``method`` is ``"percentile"`` or ``"bca"`` (bias-corrected and accelerated,
     Efron 1987), both computed with :func:`scipy.stats.bootstrap`; default
-    10,000 resamples as in the DynaHMRC appendix.  ``seed`` (int or
+    10,000 resamples as in the DynaHMRC appendix.  A ``statistic`` with an
+    ``axis`` argument is evaluated vectorised.  ``seed`` (int or
     ``numpy.random.Generator``) makes the interval reproducible.  NaNs are
     dropped (noted).  Fewer than two observations in a sample gives a NaN
     interval; if BCa is undefined (degenerate bootstrap distribution, e.g. all
@@ -531,7 +532,8 @@ def compare(
 ) -> pd.DataFrame:
     """Tidy table of paired condition contrasts, one row per contrast x outcome x test.
 
-    For each contrast ``(a, b)`` the estimate is ``a - b``.  Tests:
+    For each contrast ``(a, b)`` the estimate is ``a - b``; ``contrasts=None``
+    compares every pair of conditions in order of appearance.  Tests:
 
     - ``"sign_flip"``: mean paired difference over matched ``pair_col`` units
       (per-unit mean outcome), paired-bootstrap CI (``ci_method``), sign-flip
