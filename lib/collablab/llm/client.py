@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import hashlib
 import ipaddress
 import json
 import logging
@@ -30,7 +31,7 @@ import time
 import weakref
 from collections import deque
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Awaitable, Iterable, Mapping, Sequence, TypeVar
 from urllib.parse import urlsplit
 
 from .cache import CacheMiss, ResponseCache, cache_key, canonical_request
@@ -488,7 +489,6 @@ class LLMClient:
         request = canonical_request(endpoint=spec.alias, model=spec.model, messages=msgs,
                                     params=params, call_id=call_id, sample_index=sample_index,
                                     attempt=attempt)
-        import hashlib
         key = hashlib.sha256(request.encode("utf-8")).hexdigest()
         base = dict(model=spec.model, endpoint=spec.alias, call_id=call_id,
                     sample_index=sample_index, attempt=attempt, cache_key=key)
