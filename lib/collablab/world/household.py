@@ -186,6 +186,8 @@ class Household:
 
     def is_open(self, nid: int) -> bool:
         n = self.node(nid)
+        if self._S.CLOSED in n.states:  # the executor's own rule, CAN_OPEN or not
+            return False
         return self._P.CAN_OPEN not in n.properties or self._S.OPEN in n.states
 
     def hidden_by(self, nid: int) -> int | None:

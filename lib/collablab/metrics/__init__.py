@@ -1,0 +1,1 @@
+"""Metrics: pure functions of episode records."""
