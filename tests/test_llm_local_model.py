@@ -112,6 +112,8 @@ def test_live_calls_then_replay_from_cache(tmp_path):
     assert structured2.parsed == structured.parsed
     assert structured2.parse_error == structured.parse_error
     assert structured2.usage == structured.usage and structured2.cache == "hit"
+    print("\nlive latency per ask:", [round(r.latency_s, 3) for r in texts],
+          [round(a.latency_s, 3) for a in structured.asks])
     live_latency = sum(r.latency_s for r in texts) + structured.latency_s
     replay_latency = sum(r.latency_s for r in texts2) + structured2.latency_s
     print(f"\nlocal model: live {live_latency:.3f}s (wall {live_wall:.3f}s) vs replay "

@@ -300,21 +300,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n_ctx", type=int, default=2048)
     ap.add_argument("--n_threads", type=int, default=None)
     args = ap.parse_args(argv)
-    srv = LocalServer(args.model, port=args.port, n_ctx=args.n_ctx, n_threads=args.n_threads)
-    try:
-        spec = srv.start()
-    except (LocalModelUnavailable, LocalServerError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    print(spec.base_url, flush=True)
 
-    def _term(signum, frame):  # SIGTERM stops the server too
+    def _term(signum, frame):  # SIGTERM stops the server too (installed before it starts)
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, _term)
-    print(f"model={spec.model} alias={spec.alias} (no API key needed; Ctrl-C to stop)",
-          file=sys.stderr, flush=True)
+    srv = LocalServer(args.model, port=args.port, n_ctx=args.n_ctx, n_threads=args.n_threads)
     try:
+        try:
+            spec = srv.start()
+        except (LocalModelUnavailable, LocalServerError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        print(spec.base_url, flush=True)
+        print(f"model={spec.model} alias={spec.alias} (no API key needed; Ctrl-C to stop)",
+              file=sys.stderr, flush=True)
         while srv.running:
             time.sleep(0.5)
         print("server exited:\n" + srv.log_tail(), file=sys.stderr)
