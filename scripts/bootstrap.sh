@@ -2,6 +2,7 @@
 # One entry point for the README's two commands.
 #   bash scripts/bootstrap.sh run    set up .venv, run every notebook offline on defaults -> outputs/
 #   bash scripts/bootstrap.sh test   set up .venv, run the whole test suite (pytest + nbval)
+# COLLABLAB_LOCAL_MODEL=1 also installs the offline local model and makes its tests mandatory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -16,6 +17,10 @@ setup() {
   "$VENV/bin/python" -m pip install -q --no-deps "virtualhome==2.3.0"
   "$VENV/bin/python" -m pip install -q -e ".[test]"
   "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
+  # optional real local model (SmolLM2 via llama-cpp-python, ~10 min CPU build the first time)
+  if [ "${COLLABLAB_LOCAL_MODEL:-0}" = "1" ]; then
+    VENV="$VENV" bash scripts/install_local_model.sh
+  fi
 }
 
 case "${1:-}" in

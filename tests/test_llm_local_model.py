@@ -13,6 +13,8 @@ import sys
 import time
 import urllib.request
 
+import os
+
 import pytest
 
 from collablab.llm import LLMClient, ResponseCache
@@ -20,6 +22,9 @@ from collablab.llm.local_server import (LocalServer, LocalServerError, find_smol
                                         local_model_status)
 
 READY, WHY = local_model_status()
+if not READY and os.environ.get("COLLABLAB_LOCAL_MODEL") == "1":
+    # CI installs the model: a missing model there is a failure, not a skip
+    raise RuntimeError(f"COLLABLAB_LOCAL_MODEL=1 but the local model is unavailable: {WHY}")
 needs_model = pytest.mark.skipif(not READY, reason=f"local model unavailable: {WHY}")
 pytestmark = pytest.mark.slow
 

@@ -94,6 +94,11 @@ def make_world(task: Task, n_agents: int, seed: int) -> Household:
                      structure=task.structure, allowed_rooms=task.allowed_rooms, seed=seed)
 
 
+def _cls(world: Household, nid: int | None) -> str | None:
+    node = world.node(nid) if isinstance(nid, int) else None
+    return None if node is None else node.class_name
+
+
 def run_episode(task: Task, team: Team, cfg: EpisodeConfig, episode_id: str | None = None) -> dict[str, Any]:
     """Run one episode; return ``{"episode": {...}, "steps": [...]}`` records."""
     check_config(task, cfg)
@@ -114,6 +119,7 @@ def run_episode(task: Task, team: Team, cfg: EpisodeConfig, episode_id: str | No
             turn = turns.get(r.agent, Turn(r.action))
             steps.append({
                 "episode_id": eid, "step": t, "agent": r.agent, "action": r.action.name,
+                "obj_class": _cls(world, r.action.obj), "target_class": _cls(world, r.action.target),
                 "args": json.dumps(r.action.to_dict(), sort_keys=True), "status": r.status,
                 "feedback": r.feedback, "conflict": r.conflict, "spatial_error": r.spatial_error,
                 "handover": r.handover, "completed": len(r.completed), "message": turn.message,
@@ -125,7 +131,8 @@ def run_episode(task: Task, team: Team, cfg: EpisodeConfig, episode_id: str | No
     handovers = [s for s in steps if s["handover"] is not None]
     episode = {
         "episode_id": eid, "task_id": task.task_id, "task_name": task.name, "structure": task.structure,
-        "n_subgoals": total, "n_agents": cfg.n_agents, "budget": budget, "steps_per_agent": steps_per_agent,
+        "n_subgoals": total, "goal": {p.key: p.count for p in task.goal},
+        "goal_classes": sorted({p.obj_class for p in task.goal}), "n_agents": cfg.n_agents, "budget": budget, "steps_per_agent": steps_per_agent,
         "team_steps": len(progress) - 1, "success": world.success(), "completed": done, "cr": done / total,
         "progress": progress, "credits": {str(k): v for k, v in world.credits().items()},
         "actions": len(steps), "conflict_actions": sum(s["conflict"] for s in steps),
