@@ -1,0 +1,22 @@
+"""Run a grid of episodes, persist every record as it finishes, resume, and read it back.
+
+    specs = expand_grid({"task_id": "p1", "n_agents": 2}, {"protocol": ["isolated", "broadcast"],
+                                                             "seed": [0, 1, 2]})
+    res = run_grid(specs, study="mecobench", params=params, backend="heuristic")
+    episodes, steps = load_run(res.run_dir)
+
+A run folder ``<out_root>/<study>/<run_id>/`` holds ``episodes.jsonl`` and ``steps.jsonl``
+(one JSON object per line, tagged with ``episode_key`` and ``grid_index``), ``failures.jsonl``,
+``timings.jsonl`` and ``manifest.json``. Re-running the same call resumes: finished episodes
+are kept, failed ones retried. CLI: ``python -m collablab.runs --help``.
+"""
+
+from .grid import canonical_json, default_run_id, episode_key, expand_grid, normalize_specs
+from .load import load_failures, load_run
+from .manifest import read_manifest
+from .runner import DEFAULT_FN, RunResult, run_grid
+from .store import RunLockedError
+
+__all__ = ["DEFAULT_FN", "RunLockedError", "RunResult", "canonical_json", "default_run_id",
+           "episode_key", "expand_grid", "load_failures", "load_run", "normalize_specs",
+           "read_manifest", "run_grid"]

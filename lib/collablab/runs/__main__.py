@@ -1,0 +1,62 @@
+"""CLI: ``python -m collablab.runs --study S --fn mod:func --grid grid.yaml [--workers N]``.
+
+``grid.yaml`` holds ``base:`` (a mapping) and ``axes:`` (parameter -> list), and optionally
+``params:`` (copied into the manifest). Prints the run folder on the last line of stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .grid import expand_grid
+from .runner import DEFAULT_FN, run_grid
+
+
+def load_grid_file(path: str | Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """``(specs, params)`` from a grid YAML file with ``base``/``axes``/``params``."""
+    doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(doc, dict):
+        raise ValueError(f"grid: {path} must be a mapping with 'base' and 'axes'")
+    unknown = set(doc) - {"base", "axes", "params"}
+    if unknown:
+        raise ValueError(f"grid: unknown top-level keys {sorted(unknown)} in {path}; "
+                         "allowed: base, axes, params")
+    params = doc.get("params") or {}
+    if not isinstance(params, dict):
+        raise ValueError(f"grid.params: must be a mapping, got {type(params).__name__}")
+    return expand_grid(doc.get("base") or {}, doc.get("axes") or {}), params
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m collablab.runs", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--study", required=True, help="study name: the folder under --out-root")
+    ap.add_argument("--grid", required=True, help="YAML file with base: and axes:")
+    ap.add_argument("--fn", default=DEFAULT_FN, help=f"episode function 'module:function' (default {DEFAULT_FN})")
+    ap.add_argument("--workers", type=int, default=2, help="worker processes; 1 runs in-process")
+    ap.add_argument("--run-id", default=None, help="run folder name (default: hash of fn + grid)")
+    ap.add_argument("--out-root", default="outputs", help="root of run folders (default outputs)")
+    ap.add_argument("--backend", default=None, help="backend label for the manifest")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = ap.parse_args(argv)
+    try:
+        specs, params = load_grid_file(args.grid)
+        res = run_grid(specs, fn=args.fn, study=args.study, run_id=args.run_id,
+                       out_root=args.out_root, workers=args.workers,
+                       progress=not args.no_progress, params={"grid_file": str(args.grid), **params},
+                       backend=args.backend)
+    except (ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(res, file=sys.stderr)
+    print(res.run_dir)
+    return 0 if res.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,310 @@
+"""``run_grid``: run every spec of a grid once, in parallel, durably, resumably.
+
+The parent process is the only writer of the run folder; workers return JSONL bytes.
+See ``store`` for the write order that makes a crash at any moment recoverable.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import re
+import time
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .grid import Spec, canonical_json, default_run_id, episode_key, normalize_specs
+from .manifest import (SCHEMA, code_version, environment, now_iso, read_manifest, spec_fields,
+                       write_manifest)
+from .store import (EPISODES, FAILURES, KEY, STEPS, TIMINGS, Appender, RunLock, read_records,
+                    repair_jsonl)
+from .worker import execute, resolve
+
+DEFAULT_FN = "collablab.mecobench_run:run_spec"
+MANIFEST_EVERY_S = 5.0
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.=+-]*$")
+_MAX_STRIKES = 2  # an episode in flight during this many worker crashes is recorded as failed
+
+
+@dataclass
+class RunResult:
+    """What ``run_grid`` did; ``load()`` reads the records back in grid order."""
+
+    run_dir: Path
+    study: str
+    run_id: str
+    n_total: int
+    n_done: int
+    n_failed: int
+    n_skipped: int  # finished before this call (resume)
+    n_new: int  # finished by this call
+    wall_s: float
+    failures: list[dict[str, Any]] = field(default_factory=list)  # this call's failures
+
+    @property
+    def ok(self) -> bool:
+        return self.n_done == self.n_total
+
+    def load(self) -> tuple[Any, Any]:
+        from .load import load_run
+
+        return load_run(self.run_dir)
+
+    def __str__(self) -> str:
+        return (f"{self.run_dir}: {self.n_done}/{self.n_total} done ({self.n_new} new, "
+                f"{self.n_skipped} resumed), {self.n_failed} failed, {self.wall_s:.1f}s")
+
+
+def _check_name(field_name: str, value: Any) -> str:
+    if not isinstance(value, str) or not _NAME.match(value):
+        raise ValueError(f"{field_name}: must be a non-empty folder name of letters, digits and "
+                         f"_.=+- (not starting with . or -), got {value!r}")
+    return value
+
+
+def _start_method() -> str:
+    return "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
+
+
+def _check_existing(run_dir: Path, manifest: dict[str, Any] | None, fn: str,
+                    keys: list[str], done: set[str]) -> None:
+    if manifest is not None:
+        old_fn = manifest.get("fn")
+        old_keys = [s["episode_key"] for s in manifest.get("specs", [])]
+        if old_fn != fn or old_keys != keys:
+            what = f"fn {old_fn!r}" if old_fn != fn else f"a different grid ({len(old_keys)} specs)"
+            raise ValueError(f"run_id: {run_dir} already holds {what}; resuming needs the same fn "
+                             "and specs in the same order. Pick another run_id (or leave it None).")
+    unknown = done.difference(keys)
+    if unknown:
+        raise ValueError(f"run_id: {run_dir}/{EPISODES} holds {len(unknown)} episodes not in this "
+                         f"grid (e.g. {sorted(unknown)[0]}); pick another run_id")
+
+
+def _timing_summary(n: int, total: float, peak: float) -> dict[str, Any]:
+    if not n:
+        return {"n": 0}
+    return {"n": n, "sum": round(total, 4), "mean": round(total / n, 4), "max": round(peak, 4)}
+
+
+def run_grid(specs: Sequence[dict[str, Any]], *, fn: str = DEFAULT_FN, study: str,
+             run_id: str | None = None, out_root: str | Path = "outputs", workers: int = 2,
+             progress: bool = True, params: dict[str, Any] | None = None,
+             backend: str | None = None,
+             validate: Callable[[Spec], Any] | None = None) -> RunResult:
+    """Run each spec through ``fn`` once into ``<out_root>/<study>/<run_id>/``; resume if present.
+
+    ``fn`` is ``"module:function"``, imported in each worker; it takes a spec and returns
+    ``{"episode": dict, "steps": [dict, ...]}``. ``workers=1`` runs in this process.
+    Finished episodes are skipped, failed ones (``failures.jsonl``) are retried. Everything
+    is checked (``validate(spec)`` included) before any file is written.
+    """
+    t_start = time.perf_counter()
+    _check_name("study", study)
+    if run_id is not None:
+        _check_name("run_id", run_id)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers: must be an integer >= 1, got {workers!r}")
+    if params is not None and not isinstance(params, dict):
+        raise ValueError(f"params: must be a dict or None, got {type(params).__name__}")
+    if backend is not None and not isinstance(backend, str):
+        raise ValueError(f"backend: must be a label string like 'heuristic' or None, got {backend!r}")
+    if validate is not None and not callable(validate):
+        raise ValueError(f"validate: must be a callable spec -> None, got {validate!r}")
+    resolve(fn)
+    grid = normalize_specs(specs, validate)
+    keys = [episode_key(s) for s in grid]
+    if len(set(keys)) != len(keys):  # only a 48-bit hash collision could cause this
+        raise ValueError("specs: two different specs got the same episode_key; please report")
+    run_id = run_id or default_run_id(grid, fn)
+    run_dir = Path(out_root) / study / run_id
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with RunLock(run_dir):
+        return _run_locked(grid, keys, fn=fn, study=study, run_id=run_id, run_dir=run_dir,
+                           workers=workers, progress=progress, params=params, backend=backend,
+                           validate=validate, out_root=out_root, t_start=t_start)
+
+
+def _run_locked(grid: list[Spec], keys: list[str], *, fn: str, study: str, run_id: str,
+                run_dir: Path, workers: int, progress: bool, params: dict[str, Any] | None,
+                backend: str | None, validate: Any, out_root: str | Path,
+                t_start: float) -> RunResult:
+    old = read_manifest(run_dir)
+    repair_jsonl(run_dir / EPISODES)
+    done = {r[KEY] for r in read_records(run_dir / EPISODES)}
+    _check_existing(run_dir, old, fn, keys, done)
+    repair_jsonl(run_dir / STEPS, keep=done)
+    repair_jsonl(run_dir / FAILURES)
+    repair_jsonl(run_dir / TIMINGS)
+    failed = {r[KEY] for r in read_records(run_dir / FAILURES)} - done
+    backends_seen = set(old.get("backends_seen", [])) if old else set()
+    n_skipped = len(done)
+
+    code, env = code_version(), environment()
+    if old and old.get("code", {}).get("commit") not in (None, code["commit"]):
+        warnings.warn(f"{run_dir}: resuming with code {code['commit'][:12]}, but earlier episodes "
+                      f"were run with {old['code']['commit'][:12]}; see manifest sessions",
+                      stacklevel=3)
+    session = {"started": now_iso(), "ended": None, "status": "running", "workers": workers,
+               "start_method": _start_method() if workers > 1 else "in-process",
+               "code": code, "python": env["python"], "packages": env["packages"],
+               "params": params, "backend": backend, "n_new": 0, "n_failed": 0}
+    manifest: dict[str, Any] = {
+        "schema": SCHEMA, "study": study, "run_id": run_id, "fn": fn,
+        "status": "running", "created": old.get("created", session["started"]) if old else session["started"],
+        "updated": session["started"],
+        "counts": {},
+        "backend": backend if backend is not None else (old or {}).get("backend"),
+        "backends_seen": sorted(backends_seen),
+        "params": params if params is not None else (old or {}).get("params"),
+        "settings": {"workers": workers, "out_root": str(out_root), "progress": progress,
+                     "validate": getattr(validate, "__qualname__", None) if validate else None},
+        "code": code, "environment": env,
+        "spec_fields": spec_fields(grid),
+        "specs": [{"grid_index": i, "episode_key": k, "spec": s} for i, (k, s) in enumerate(zip(keys, grid))],
+        "files": {"episodes": EPISODES, "steps": STEPS, "failures": FAILURES,
+                  "timings": TIMINGS + " (wall seconds per episode; kept out of the records)"},
+        "sessions": [*(old or {}).get("sessions", []), session],
+    }
+
+    def save(status: str) -> None:
+        manifest["status"] = status
+        manifest["updated"] = now_iso()
+        manifest["counts"] = {"total": len(grid), "done": len(done), "failed": len(failed),
+                              "pending": len(grid) - len(done) - len(failed)}
+        manifest["backends_seen"] = sorted(backends_seen)
+        write_manifest(run_dir, manifest)
+
+    save("running")
+    todo = [(i, k, s) for i, (k, s) in enumerate(zip(keys, grid)) if k not in done]
+    new_failures: list[dict[str, Any]] = []
+    wall_sum, wall_max = 0.0, 0.0
+    appender = Appender(run_dir)
+    bar = _bar(total=len(grid), initial=len(done), disable=not progress, desc=f"{study}/{run_id}")
+    last_save = time.monotonic()
+    status = "interrupted"
+    results = _results(todo, fn, workers)
+    try:
+        for res in results:
+            if res["ok"]:
+                appender.commit_episode(res["episode_line"], res["steps_blob"])
+                done.add(res["key"])
+                failed.discard(res["key"])
+                if res["backend"] is not None:
+                    backends_seen.add(res["backend"])
+                wall_sum += res["wall_s"]
+                wall_max = max(wall_max, res["wall_s"])
+                session["n_new"] += 1
+                appender.timing({KEY: res["key"], "grid_index": res["index"],
+                                 "wall_s": round(res["wall_s"], 6), "n_steps": res["n_steps"],
+                                 "pid": res["pid"], "finished": now_iso()})
+            else:
+                rec = {KEY: res["key"], "grid_index": res["index"], "spec": grid[res["index"]],
+                       "error_type": res["error_type"], "error": res["error"],
+                       "traceback": res["traceback"], "wall_s": round(res["wall_s"], 6),
+                       "time": now_iso()}
+                appender.failure(rec)
+                failed.add(res["key"])
+                session["n_failed"] += 1
+                new_failures.append(rec)
+                bar.set_postfix(failed=len(failed), refresh=False)
+            bar.update(1)
+            if time.monotonic() - last_save > MANIFEST_EVERY_S:
+                save("running")
+                last_save = time.monotonic()
+        status = "complete" if len(done) == len(grid) else "incomplete"
+    except BaseException:
+        status = "interrupted"
+        raise
+    finally:
+        results.close()  # stops the worker pool if we leave early
+        bar.close()
+        appender.close()
+        wall = time.perf_counter() - t_start
+        session.update(ended=now_iso(), status=status, wall_s=round(wall, 3),
+                       episode_wall_s=_timing_summary(session["n_new"], wall_sum, wall_max),
+                       episodes_per_s=round(session["n_new"] / wall, 3) if wall > 0 else None)
+        save(status)
+    if new_failures:
+        warnings.warn(f"{len(new_failures)} of {len(todo)} episodes failed (first: "
+                      f"{new_failures[0]['error_type']}: {new_failures[0]['error']}); see "
+                      f"{run_dir / FAILURES}; run again to retry them", stacklevel=3)
+    return RunResult(run_dir=run_dir, study=study, run_id=run_id, n_total=len(grid),
+                     n_done=len(done), n_failed=len(failed), n_skipped=n_skipped,
+                     n_new=session["n_new"], wall_s=time.perf_counter() - t_start,
+                     failures=[{k: f[k] for k in (KEY, "error_type", "error")} for f in new_failures])
+
+
+def _bar(**kw: Any) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(unit="ep", dynamic_ncols=True, **kw)
+
+
+Item = tuple[int, str, Spec]
+
+
+def _results(todo: list[Item], fn: str, workers: int) -> Iterator[dict[str, Any]]:
+    """Results of ``todo`` in completion order: in-process for one worker, else a process pool."""
+    if workers == 1 or len(todo) <= 1:
+        for i, k, s in todo:
+            yield execute(fn, k, i, canonical_json(s))
+        return
+    queue: deque[Item] = deque(todo)
+    strikes: dict[str, int] = {}
+    ctx = mp.get_context(_start_method())
+    n = min(workers, len(todo))
+    while queue:
+        pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx)
+        pending: dict[Future[dict[str, Any]], Item] = {}
+        broken = False
+        try:
+            while queue or pending:
+                while queue and len(pending) < 2 * n and not broken:
+                    item = queue.popleft()
+                    try:
+                        pending[pool.submit(execute, fn, item[1], item[0], canonical_json(item[2]))] = item
+                    except BrokenProcessPool:
+                        queue.appendleft(item)
+                        broken = True
+                if not pending:
+                    break
+                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    item = pending.pop(fut)
+                    try:
+                        yield fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        strikes[item[1]] = strikes.get(item[1], 0) + 1
+                        if strikes[item[1]] >= _MAX_STRIKES:
+                            yield {"ok": False, "key": item[1], "index": item[0],
+                                   "error_type": "WorkerDied", "traceback": "",
+                                   "error": "the worker process died (killed, out of memory or a "
+                                            "crash in native code) while running this episode",
+                                   "wall_s": 0.0, "pid": None}
+                        else:
+                            queue.appendleft(item)
+            if not broken:
+                pool.shutdown(wait=True)
+                return
+        except BaseException:
+            _terminate(pool)
+            raise
+        _terminate(pool)
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool without waiting for running episodes (their results are not written)."""
+    for p in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            p.terminate()
+        except Exception:  # noqa: BLE001 - already gone
+            pass
+    pool.shutdown(wait=False, cancel_futures=True)

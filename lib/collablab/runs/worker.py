@@ -1,0 +1,88 @@
+"""Run one spec and turn its records into JSONL bytes (in a worker process or in-process).
+
+Only plain data crosses processes: the ``fn`` import path and the spec go in; JSONL bytes,
+a timing and (on failure) an error description come out. Serializing in the worker keeps
+the parent light: it writes bytes and never holds step dicts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from .grid import _to_json_value
+from .store import INDEX, KEY
+
+_FNS: dict[str, Callable[[dict[str, Any]], Any]] = {}
+_TRACEBACK_TAIL = 12
+
+
+def resolve(fn: str) -> Callable[[dict[str, Any]], Any]:
+    """Import ``"package.module:function"``; ``ValueError`` naming ``fn`` when that fails."""
+    if fn in _FNS:
+        return _FNS[fn]
+    if not isinstance(fn, str) or fn.count(":") != 1:
+        raise ValueError(f"fn: expected an import path 'package.module:function', got {fn!r}")
+    mod_name, attr = fn.split(":")
+    try:
+        mod = importlib.import_module(mod_name)
+    except ImportError as e:
+        raise ValueError(f"fn: cannot import module {mod_name!r} ({e})") from e
+    func = mod
+    for part in attr.split("."):
+        func = getattr(func, part, None)
+        if func is None:
+            raise ValueError(f"fn: module {mod_name!r} has no attribute {attr!r}")
+    if not callable(func):
+        raise ValueError(f"fn: {fn!r} is not callable")
+    _FNS[fn] = func
+    return func
+
+
+def _line(record: Any, key: str, index: int, what: str) -> bytes:
+    if not isinstance(record, dict):
+        raise TypeError(f"{what} must be a dict, got {type(record).__name__}")
+    for reserved, value in ((KEY, key), (INDEX, index)):
+        if reserved in record and record[reserved] != value:
+            raise ValueError(f"{what} has a field {reserved!r} ({record[reserved]!r}); that name is "
+                             "reserved by collablab.runs")
+    row = {KEY: key, INDEX: index, **record}
+    return (json.dumps(row, ensure_ascii=False, default=_to_json_value) + "\n").encode("utf-8")
+
+
+def serialize(result: Any, key: str, index: int) -> tuple[bytes, bytes, int, str | None]:
+    """``(episode_line, steps_blob, n_steps, backend)`` from ``{"episode": {...}, "steps": [...]}``."""
+    if not isinstance(result, dict) or "episode" not in result or "steps" not in result:
+        got = sorted(result) if isinstance(result, dict) else type(result).__name__
+        raise TypeError(f"episode function must return {{'episode': dict, 'steps': list}}, got {got}")
+    steps = result["steps"]
+    if not isinstance(steps, list):
+        raise TypeError(f"'steps' must be a list of dicts, got {type(steps).__name__}")
+    episode_line = _line(result["episode"], key, index, "'episode'")
+    blob = b"".join(_line(s, key, index, f"'steps'[{i}]") for i, s in enumerate(steps))
+    backend = result["episode"].get("backend")
+    return episode_line, blob, len(steps), None if backend is None else str(backend)
+
+
+def execute(fn: str, key: str, index: int, spec_json: str) -> dict[str, Any]:
+    """Run ``fn(spec)``; never raises for episode errors, returns them as data."""
+    t0 = time.perf_counter()
+    try:
+        func = resolve(fn)
+        result = func(json.loads(spec_json))
+        wall = time.perf_counter() - t0
+        episode_line, blob, n_steps, backend = serialize(result, key, index)
+        del result
+        return {"ok": True, "key": key, "index": index, "episode_line": episode_line,
+                "steps_blob": blob, "n_steps": n_steps, "backend": backend,
+                "wall_s": wall, "pid": os.getpid()}
+    except Exception as e:  # noqa: BLE001 - any episode error is recorded, the grid goes on
+        tb = traceback.format_exc().rstrip().splitlines()
+        return {"ok": False, "key": key, "index": index, "error_type": type(e).__name__,
+                "error": str(e), "traceback": "\n".join(tb[-_TRACEBACK_TAIL:]),
+                "wall_s": time.perf_counter() - t0, "pid": os.getpid()}
