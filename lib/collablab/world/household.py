@@ -284,6 +284,9 @@ class Household:
         for a in sorted(acts):
             if a not in results and acts[a].name == "handover":
                 results[a] = self._handover(a, acts[a], acts, results)
+                r = acts[a].recipient
+                if results[a].handover == "ok" and isinstance(r, int):
+                    results[r] = ActionResult(r, acts[r], "ok", f"you received {self.label(acts[a].obj)} from agent {a}")
         for a in sorted(acts):
             if a not in results and acts[a].name == "receive":
                 results[a] = ActionResult(a, acts[a], "ok", "nobody handed you an object this step")
@@ -500,6 +503,7 @@ class Household:
             inside = [t for t in self._targets(nid, self._R.INSIDE) if t not in self.scene.rooms]
             visible.append({
                 "id": nid, "class_name": n.class_name, "category": n.category,
+                "properties": sorted(p.name for p in n.properties),
                 "states": sorted(s.name for s in n.states),
                 "on": on[0] if on else None, "inside": inside[0] if inside else None,
                 "held_by": self.holder(nid),
@@ -518,7 +522,15 @@ class Household:
             "doors": [{"id": d.id, "to": self.scene.rooms[d.other(room)]} for d in self.scene.doors_of(room)],
             "allowed_rooms": [self.scene.rooms[r] for r in sorted(self.allowed[agent])],
             "feedback": self.feedback[agent],
+            "progress": self.progress_report(),
         }
+
+    def progress_report(self) -> list[dict[str, Any]]:
+        """Per goal key: required and satisfied counts (MECoBench's $TASK_PROGRESS)."""
+        sat = self.satisfied()
+        return [{"key": p.key, "class": p.obj_class, "relation": p.relation, "target_id": p.target_id,
+                 "target": self.node(p.target_id).class_name, "required": p.count, "satisfied": sat[p.key]}
+                for p in self.goal]
 
     def _room_members(self, room: int) -> list[int]:
         out = []

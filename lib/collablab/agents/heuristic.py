@@ -1,0 +1,787 @@
+"""The offline heuristic policy: a planner over the agent's own beliefs (backend ``heuristic``).
+
+It knows only what it has seen, what teammates said (parsed from their English messages)
+or wrote in the shared memory, and the priors in its goal text. A capability profile makes
+it err the way weak models do (a look-alike grab, a premature "task complete", forgotten
+claims, random exploration, silence). Its numbers show how protocols change what a team of
+such planners does; they are never findings about LLMs.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from ..tasks.catalog import CONFUSABLE
+from ..world.actions import WAIT, Action
+from . import messages as M
+from .base import AgentContext, Assignment, Decision, Policy, Utterance
+from .messages import Message
+from .priors import GoalItem, parse_goal_text
+
+CLAIM_TTL = 6  # steps a teammate's claim is respected without renewal
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How capable the heuristic agent is; probabilities are per decision."""
+
+    name: str
+    p_wrong_grab: float = 0.0  # target a visible look-alike instead of the real object
+    p_notice_mistake: float = 1.0  # per step, notice that a held object is the wrong one
+    p_false_done: float = 0.0  # per step (once half done), believe the task is complete
+    p_believe_done: float = 0.0  # believe a teammate's "task is complete"
+    p_forget_claim: float = 0.0  # ignore teammates' claims when choosing a target
+    p_explore_random: float = 0.0  # take a random room instead of the plan
+    p_silent: float = 0.0  # stay silent instead of sending a useful message
+    report_limit: int = 4  # sightings per message
+    delegates: bool = True  # asks teammates to grab things it saw near them
+
+
+PROFILES: dict[str, Profile] = {
+    "oracle_like": Profile("oracle_like", p_notice_mistake=1.0),
+    "strong": Profile("strong", p_wrong_grab=0.03, p_notice_mistake=0.6, p_false_done=0.002,
+                      p_believe_done=0.2, p_forget_claim=0.05, p_explore_random=0.02, p_silent=0.05),
+    "medium": Profile("medium", p_wrong_grab=0.12, p_notice_mistake=0.35, p_false_done=0.006,
+                      p_believe_done=0.5, p_forget_claim=0.2, p_explore_random=0.06, p_silent=0.15,
+                      report_limit=3),
+    "weak": Profile("weak", p_wrong_grab=0.3, p_notice_mistake=0.15, p_false_done=0.015,
+                    p_believe_done=0.8, p_forget_claim=0.45, p_explore_random=0.15, p_silent=0.35,
+                    report_limit=2, delegates=False),
+}
+
+
+def get_profile(name: str) -> Profile:
+    if name not in PROFILES:
+        raise ValueError(f"profile: {name!r} is not allowed; allowed: {', '.join(PROFILES)}")
+    return PROFILES[name]
+
+
+@dataclass
+class Known:
+    cls: str
+    room: str
+    loc: int | None  # furniture id it is on/inside
+    loc_cls: str | None
+    rel: str  # "on" | "inside"
+    step: int
+
+
+class HeuristicPolicy(Policy):
+    """Planner over beliefs; see module docstring."""
+
+    backend = "heuristic"
+
+    def __init__(self, profile: str | Profile = "strong") -> None:
+        self.profile = get_profile(profile) if isinstance(profile, str) else profile
+
+    # -- episode state ------------------------------------------------------------------
+    def reset(self, ctx: AgentContext) -> None:
+        self.ctx = ctx
+        self.me = ctx.agent
+        self.rng = random.Random(f"heuristic-{ctx.seed}-{ctx.agent}")
+        self.goal = parse_goal_text(ctx.goal_text)
+        self.known: dict[int, Known] = {}
+        self.cls_of: dict[int, str] = {}  # every object id ever seen or mentioned -> class
+        self.furniture: dict[int, tuple[str, str]] = {}  # id -> (class, room)
+        self.closed: dict[int, bool] = {}  # container id -> closed?
+        self.checked: set[tuple[str, str]] = set()  # (furniture class, room)
+        self.explored: set[str] = set()
+        self.claims: dict[int, dict[int, int]] = {}  # object -> {agent: step of its last claim}
+        self.my_claim: int | None = None
+        self.believed: dict[int, str] = {}  # held id -> class it believes it is
+        self.to_drop: set[int] = set()
+        self.corrections: list[str] = []
+        self.negatives: list[str] = []
+        self.reported: set[int] = set()
+        self.done_believed = False
+        self.said_done = False
+        self.fails = 0
+        self.near: int | None = None
+        self.step = 0
+        self.obs: dict[str, Any] = {}
+        self.offers: dict[int, tuple[int, int]] = {}  # door -> (agent, step) offering an object there
+        self.ready: dict[int, tuple[int, int]] = {}  # door -> (agent, step) ready to receive there
+        self.teammate_room: dict[int, str] = {}
+        self.teammate_holding: dict[int, list[int]] = {}
+        self.teammate_door: dict[int, int | None] = {}
+        self.views: dict[int, dict[str, Any]] = {}
+
+    # -- perception -------------------------------------------------------------------------
+    def observe(self, obs: dict[str, Any]) -> None:
+        self.obs = obs
+        self.step = obs["step"]
+        fb = obs.get("feedback", "")
+        self.fails = self.fails + 1 if fb and not fb.startswith(("you ", "nobody")) else 0
+        if "not close" in fb:
+            self.near = None
+        self._absorb_view(obs, mine=True)
+        for h in obs["holding"]:
+            self.believed.setdefault(h["id"], h["class_name"])
+            self.cls_of.setdefault(h["id"], self.believed[h["id"]])
+        held = {h["id"] for h in obs["holding"]}
+        self.believed = {k: v for k, v in self.believed.items() if k in held}
+        if self.my_claim is not None and self.my_claim in held:
+            self.my_claim = None
+        if not self.done_believed and self._cr() >= 0.5 and self.rng.random() < self.profile.p_false_done:
+            self.done_believed = True
+
+    def _absorb_view(self, obs: dict[str, Any], mine: bool) -> None:
+        room = obs["room"]
+        self.explored.add(room) if mine else None
+        visible = {v["id"]: v for v in obs["visible"]}
+        for oid, k in list(self.known.items()):
+            if k.room == room and oid not in visible and not self._hidden(k):
+                if self._needed(k.cls) and mine:
+                    self.negatives.append(M.negative(k.cls, room, k.loc_cls))
+                del self.known[oid]
+        for v in visible.values():
+            props = v.get("properties", [])
+            if "GRABBABLE" not in props:
+                self.furniture[v["id"]] = (v["class_name"], room)
+                if "CAN_OPEN" in props and "CONTAINERS" in props:
+                    self.closed[v["id"]] = "OPEN" not in v["states"]
+                    if not self.closed[v["id"]]:
+                        self.checked.add((v["class_name"], room))
+                elif "SURFACES" in props:
+                    self.checked.add((v["class_name"], room))
+                continue
+            if v.get("held_by") is not None:
+                self.known.pop(v["id"], None)
+                continue
+            self.cls_of[v["id"]] = v["class_name"]
+            loc = v.get("inside") or v.get("on")
+            loc_cls = visible[loc]["class_name"] if loc in visible else None
+            self.known[v["id"]] = Known(v["class_name"], room, loc, loc_cls,
+                                        "inside" if v.get("inside") else "on", self.step)
+
+    def _hidden(self, k: Known) -> bool:
+        return k.rel == "inside" and k.loc is not None and self.closed.get(k.loc, True)
+
+    # -- goal bookkeeping ---------------------------------------------------------------------
+    def _progress(self) -> list[dict[str, Any]]:
+        return self.obs.get("progress", [])
+
+    def _cr(self) -> float:
+        p = self._progress()
+        total = sum(x["required"] for x in p)
+        return sum(x["satisfied"] for x in p) / total if total else 0.0
+
+    def _item(self, cls: str) -> GoalItem | None:
+        return next((i for i in self.goal.items if i.cls == cls), None)
+
+    def _remaining(self) -> dict[str, int]:
+        rem = {i.cls: i.count for i in self.goal.items}
+        for x in self._progress():
+            if x["class"] in rem:
+                rem[x["class"]] = x["required"] - x["satisfied"]
+        for cls in self.believed.values():
+            if cls in rem:
+                rem[cls] -= 1
+        for a, ids in self.teammate_holding.items():
+            for oid in ids:
+                cls = self.cls_of.get(oid)
+                if cls in rem:
+                    rem[cls] -= 1
+        return rem
+
+    def _needed(self, cls: str) -> bool:
+        return self._remaining().get(cls, 0) > 0
+
+    def _target_room(self, cls: str) -> str | None:
+        item = self._item(cls)
+        return None if item is None else self.goal.target_room.get(item.target)
+
+    def _on_target(self, oid: int, k: Known) -> bool:
+        item = self._item(k.cls)
+        return item is not None and k.loc_cls == item.target and k.room == self._target_room(k.cls)
+
+    def _claim(self, oid: int, agent: int) -> None:
+        self.claims.setdefault(oid, {})[agent] = self.step
+
+    def _claimed_by_other(self, oid: int) -> bool:
+        """Claimed by a teammate; when two claim the same object the lower agent id keeps it."""
+        recent = [b for b, s in self.claims.get(oid, {}).items() if b != self.me and self.step - s <= CLAIM_TTL]
+        if not recent:
+            return False
+        return any(b < self.me for b in recent) if self.my_claim == oid else True
+
+    # -- communication ---------------------------------------------------------------------------
+    def hear(self, messages: list[Message]) -> None:
+        for msg in messages:
+            if msg.sender == self.me:
+                continue
+            f = M.parse(msg.text)
+            self._absorb_facts(msg.sender, f)
+
+    def _absorb_facts(self, sender: int, f: M.Facts) -> None:
+        for oid in f.claims:
+            self._claim(oid, sender)
+            if self.my_claim == oid and sender < self.me and self.rng.random() >= self.profile.p_forget_claim:
+                self.my_claim = None  # tie-break: the lower agent id keeps a shared claim
+        for cls, oid, rel, furn, room in f.sightings:
+            self.cls_of[oid] = cls
+            if oid not in self.known or self.known[oid].step < self.step:
+                self.known[oid] = Known(cls, room, None, furn, rel, self.step)
+        if f.room:
+            self.teammate_room[sender] = f.room
+        self.teammate_door[sender] = f.door
+        if f.offering:
+            self.offers[f.offering[0]] = (sender, self.step)
+        if f.ready_door is not None:
+            self.ready[f.ready_door] = (sender, self.step)
+        for cls, furn, room in f.negatives:
+            for oid, k in list(self.known.items()):
+                if k.cls == cls and k.room == room and (furn is None or k.loc_cls == furn) and k.step < self.step:
+                    del self.known[oid]
+            if furn:
+                self.checked.add((furn, room))
+        if f.done and not self.done_believed and self.rng.random() < self.profile.p_believe_done:
+            self.done_believed = True
+        if self.me in f.delegations:
+            oid = f.delegations[self.me]
+            if oid in self.known and not self._claimed_by_other(oid):
+                self.my_claim = oid
+
+    def speak(self, kind: str, dialogue: list[Message], round: int = 0) -> Utterance:
+        if kind == "discuss" and round > 0:
+            self.hear(dialogue)
+            ready = not (self.my_claim is not None and self._claimed_by_other(self.my_claim))
+            if not ready:
+                self.my_claim = None
+                self._choose_target()
+                text = self._plan_sentence()
+                return Utterance(text, ready=True)
+            return Utterance(None, ready=True)
+        if kind == "discuss":
+            self.hear(dialogue)
+        self._choose_target()
+        parts: list[str] = []
+        offer = self._offering()
+        if offer:
+            parts.append(M.at_door_with(*offer))
+        wait_door = self._awaiting_door()
+        if wait_door is not None and self.obs.get("at_door") == wait_door:
+            parts.append(M.ready_to_receive(wait_door))
+        if self.done_believed and not self.said_done:
+            parts.append(M.DONE)
+            self.said_done = True
+        parts += self.corrections
+        self.corrections = []
+        if kind == "report":
+            held = [f"the {self.believed.get(h['id'], h['class_name'])} ({h['id']})" for h in self.obs["holding"]]
+            if held:
+                parts.append("I am holding " + " and ".join(held) + ".")
+        plan = self._plan_sentence()
+        if plan:
+            parts.append(plan)
+        parts.append(M.location(self.obs["room"], self.obs.get("at_door")))
+        news = [(oid, k) for oid, k in sorted(self.known.items())
+                if oid not in self.reported and k.room == self.obs["room"] and self._needed(k.cls)
+                and not self._on_target(oid, k)]
+        for oid, k in news[: self.profile.report_limit]:
+            parts.append(M.sighting(k.cls, oid, k.rel, k.loc_cls or "floor", k.room))
+            self.reported.add(oid)
+        parts += self.negatives[:2]
+        self.negatives = []
+        if self.fails >= 3:
+            parts.append(M.STUCK)
+        if kind != "report" and self.profile.delegates:
+            parts += self._delegations()
+        essential = bool(offer) or (wait_door is not None)
+        if not essential and self.rng.random() < self.profile.p_silent:
+            return Utterance(None, ready=True, note="silent")
+        text = " ".join(parts) if parts else None
+        return Utterance(text, ready=True)
+
+    def _plan_sentence(self) -> str | None:
+        if self.my_claim is not None and self.my_claim in self.known:
+            k = self.known[self.my_claim]
+            cls = self.believed.get(self.my_claim, self._believed_cls(self.my_claim, k))
+            item = self._item(cls)
+            return M.plan(cls, self.my_claim, item.target if item else "target")
+        loc = self._next_prior()
+        if loc is not None:
+            return M.check(loc[1], loc[2], loc[0])
+        return None
+
+    def _delegations(self) -> list[str]:
+        out = []
+        for a, room in sorted(self.teammate_room.items()):
+            if room == self.obs["room"]:
+                continue
+            for oid, k in sorted(self.known.items()):
+                if k.room == room and self._needed(k.cls) and not self._claimed_by_other(oid) \
+                        and oid != self.my_claim and not self._on_target(oid, k):
+                    out.append(M.delegate(a, k.cls, oid, room))
+                    self._claim(oid, a)
+                    break
+        return out[:1]
+
+    # -- leader ------------------------------------------------------------------------------------
+    def assign(self, reports: list[Message], views: dict[int, dict[str, Any]] | None,
+               images: dict[int, Any] | None) -> Assignment:
+        for msg in reports:
+            f = M.parse(msg.text)
+            self._absorb_facts(msg.sender, f)
+            held = _held(msg.text)
+            self.cls_of.update(held)
+            self.teammate_holding[msg.sender] = list(held)
+        for a, obs in (views or {}).items():
+            if a != self.me:
+                self._absorb_view(obs, mine=False)
+                self.teammate_room[a] = obs["room"]
+                self.teammate_door[a] = obs.get("at_door")
+                self.teammate_holding[a] = [h["id"] for h in obs["holding"]]
+                self.cls_of.update({h["id"]: h["class_name"] for h in obs["holding"]})
+        self.teammate_room[self.me] = self.obs["room"]
+        self.teammate_door[self.me] = self.obs.get("at_door")
+        self.teammate_holding[self.me] = [h["id"] for h in self.obs["holding"]]
+        instructions: dict[int, str] = {}
+        taken: set[int] = set()
+        explore_taken: set[str] = set()
+        receivers: dict[int, int] = {}
+        agents = range(self.ctx.n_agents)
+        for a in agents:  # carriers first
+            held = self.teammate_holding.get(a, [])
+            if not held:
+                continue
+            oid = held[0]
+            cls = self.believed.get(oid) or self.cls_of.get(oid, "object")
+            troom = self._target_room(cls)
+            door = self._door_towards(troom) if self.ctx.structure == "sequential" else None
+            if door is None or troom in self._zone_of(a):
+                instructions[a] = f"deliver what you hold to the {self._item(cls).target if self._item(cls) else 'target'}."
+                continue
+            partner = next((b for b in agents if b != a and troom in self._zone_of(b)), (a + 1) % self.ctx.n_agents)
+            if self.teammate_door.get(a) == door and self.teammate_door.get(partner) == door:
+                instructions[a] = f"hand over the {cls} ({oid}) to agent {partner} at door {door}."
+            else:
+                instructions[a] = f"go to door {door} and wait."
+            receivers[partner] = door
+        for b, door in receivers.items():
+            if b not in instructions and len(self.teammate_holding.get(b, [])) < 2:
+                instructions[b] = f"go to door {door} and receive."
+        rem = self._remaining()
+        for a in agents:
+            if a in instructions:
+                continue
+            room = self.teammate_room.get(a)
+            best = None
+            for oid, k in sorted(self.known.items()):
+                if oid in taken or rem.get(k.cls, 0) <= 0 or self._on_target(oid, k):
+                    continue
+                if k.room not in self._zone_of(a):
+                    continue
+                key = (0 if k.room == room else 1, oid)
+                if best is None or key < best[0]:
+                    best = (key, oid, k)
+            if best is not None:
+                _, oid, k = best
+                taken.add(oid)
+                rem[k.cls] -= 1
+                instructions[a] = f"grab the {k.cls} ({oid}) from the {k.loc_cls or 'floor'} in the {k.room}."
+                continue
+            loc = self._next_prior(zone=self._zone_of(a), exclude=explore_taken)
+            if loc is not None:
+                explore_taken.add(loc[2])
+                instructions[a] = f"check the {loc[2]} for the {loc[0]} on the {loc[1]}."
+            else:
+                instructions[a] = "wait."
+        text = " ".join(M.assignment(a, instructions[a]) for a in agents)
+        return Assignment(instructions, Utterance(text))
+
+    def _zone_of(self, agent: int) -> set[str]:
+        """Rooms an agent may use. In sequential tasks a leader knows its own zone and takes
+        the rest as its partner's (MECoBench's sequential tasks have two zones)."""
+        rooms = set(self._all_rooms())
+        if self.ctx.structure != "sequential":
+            return rooms
+        mine = set(self.ctx.allowed_rooms)
+        return mine if agent == self.me else (rooms - mine or rooms)
+
+    def _all_rooms(self) -> list[str]:
+        rooms = {r for _, a, b in self.ctx.doors for r in (a, b)} | set(self.ctx.allowed_rooms)
+        rooms |= set(self.goal.target_room.values())
+        return sorted(rooms)
+
+    # -- acting --------------------------------------------------------------------------------------
+    def act(self, instruction: str | None = None, shared_memory: dict[str, Any] | None = None) -> Decision:
+        if shared_memory is not None:
+            self._read_memory(shared_memory)
+        action, note = self._decide(instruction)
+        if action.name == "walk" and action.obj is not None:
+            self.near = action.obj
+        elif action.name in ("walk_to_room", "walk_to_door"):
+            self.near = None
+        return Decision(action, note=note)
+
+    def _decide(self, instruction: str | None) -> tuple[Action, str]:
+        obs = self.obs
+        if self.done_believed:
+            return WAIT, "believes the task is complete"
+        held = [h["id"] for h in obs["holding"]]
+        # notice a wrong object in hand (self-correction)
+        for oid in held:
+            real = next(h["class_name"] for h in obs["holding"] if h["id"] == oid)
+            if self.believed.get(oid) != real and self.rng.random() < self.profile.p_notice_mistake:
+                self.corrections.append(M.self_correction(real, self.believed[oid]))
+                self.believed[oid] = real
+                self.to_drop.add(oid)
+        for oid in held:
+            if oid in self.to_drop or not self._needed_or_held(oid):
+                return self._drop(oid), "putting back a wrong object"
+        if instruction:
+            parsed = M.parse_instruction(instruction)
+            act = self._follow(parsed, held)
+            if act is not None:
+                return act, f"following: {instruction}"
+        if self.rng.random() < self.profile.p_explore_random:
+            rooms = [r for r in self.ctx.allowed_rooms if r != obs["room"]]
+            if rooms:
+                return Action("walk_to_room", room=self.rng.choice(rooms)), "random exploration"
+        if held:
+            act = self._deliver(held)
+            if act is not None:
+                return act, "delivering"
+        door = self._awaiting_door()
+        if door is not None and len(held) < 2:
+            if obs.get("at_door") != door:
+                return Action("walk_to_door", door=door), "going to receive"
+            return Action("receive"), "receiving"
+        act = self._fetch(held)
+        if act is not None:
+            return act, "fetching"
+        if self.ctx.structure == "sequential" and len(held) < 2:
+            door = self._door_towards(None)
+            if door is not None:
+                if obs.get("at_door") != door:
+                    return Action("walk_to_door", door=door), "idle: waiting at the door"
+                return Action("receive"), "idle: receiving"
+        return WAIT, "nothing to do"
+
+    def _needed_or_held(self, oid: int) -> bool:
+        cls = self.believed.get(oid)
+        return cls is not None and self._item(cls) is not None
+
+    def _believed_cls(self, oid: int, k: Known) -> str:
+        return self.believed.get(oid, k.cls)
+
+    def _visible(self) -> dict[int, dict[str, Any]]:
+        return {v["id"]: v for v in self.obs["visible"]}
+
+    def _drop(self, oid: int) -> Action:
+        vis = self._visible()
+        spots = [v for v in vis.values() if "SURFACES" in v.get("properties", [])
+                 and "GRABBABLE" not in v.get("properties", [])]
+        if not spots:
+            rooms = [r for r in self.ctx.allowed_rooms if r != self.obs["room"]]
+            return Action("walk_to_room", room=rooms[0]) if rooms else WAIT
+        spot = spots[0]["id"]
+        if self.near != spot:
+            return Action("walk", obj=spot)
+        self.to_drop.discard(oid)
+        return Action("put_on", obj=oid, target=spot)
+
+    def _target_id(self, item: GoalItem) -> int | None:
+        for v in self.obs["visible"]:
+            if v["class_name"] == item.target:
+                return v["id"]
+        return None
+
+    def _deliver(self, held: list[int]) -> Action | None:
+        for oid in held:
+            cls = self.believed.get(oid)
+            item = self._item(cls) if cls else None
+            if item is None:
+                continue
+            troom = self.goal.target_room.get(item.target)
+            if troom is None or troom in self.ctx.allowed_rooms:
+                if len(held) == 1 and self._fetch_candidate(same_room=True) is not None \
+                        and item.relation != "inside":
+                    return None
+                if troom is not None and self.obs["room"] != troom:
+                    return Action("walk_to_room", room=troom)
+                tid = self._target_id(item)
+                if tid is None:
+                    others = [r for r in self.ctx.allowed_rooms if r not in self.explored]
+                    return Action("walk_to_room", room=others[0]) if others else WAIT
+                if item.relation == "inside" and self.closed.get(tid, False):
+                    if self.near != tid:
+                        return Action("walk", obj=tid)
+                    return Action("open", obj=tid)
+                if self.near != tid:
+                    return Action("walk", obj=tid)
+                return Action("put_in" if item.relation == "inside" else "put_on", obj=oid, target=tid)
+            door = self._door_towards(troom)
+            if door is None:
+                continue
+            if len(held) == 1 and self._fetch_candidate(same_room=True) is not None:
+                return None
+            if self.obs.get("at_door") != door:
+                return Action("walk_to_door", door=door)
+            ready = self.ready.get(door)
+            partner = ready[0] if ready else (self.me + 1) % self.ctx.n_agents
+            if self.ctx.protocol in ("isolated",) or (ready and self.step - ready[1] <= 1):
+                return Action("handover", obj=oid, recipient=partner)
+            return WAIT
+        return None
+
+    def _offering(self) -> tuple[int, str, int] | None:
+        door = self.obs.get("at_door")
+        if door is None:
+            return None
+        for h in self.obs["holding"]:
+            cls = self.believed.get(h["id"], h["class_name"])
+            troom = self._target_room(cls)
+            if troom is not None and troom not in self.ctx.allowed_rooms:
+                return door, cls, h["id"]
+        return None
+
+    def _awaiting_door(self) -> int | None:
+        for door, (agent, step) in sorted(self.offers.items()):
+            if agent != self.me and self.step - step <= 3 and self._door_side(door) is not None:
+                return door
+        return None
+
+    def _door_side(self, door: int) -> str | None:
+        for d, a, b in self.ctx.doors:
+            if d == door:
+                return a if a in self.ctx.allowed_rooms else (b if b in self.ctx.allowed_rooms else None)
+        return None
+
+    def _door_towards(self, room: str | None) -> int | None:
+        """A door from my zone to rooms outside it (towards ``room`` when known)."""
+        mine = set(self.ctx.allowed_rooms)
+        for d, a, b in self.ctx.doors:
+            if (a in mine) != (b in mine):
+                if room is None or room in (a, b) or room not in mine:
+                    return d
+        return None
+
+    def _fetch_candidate(self, same_room: bool = False) -> int | None:
+        rem = self._remaining()
+        best = None
+        forget = self.rng.random() < self.profile.p_forget_claim
+        for oid, k in sorted(self.known.items()):
+            if rem.get(k.cls, 0) <= 0 or self._on_target(oid, k) or k.room not in self.ctx.allowed_rooms:
+                continue
+            if self._claimed_by_other(oid) and not forget:
+                continue
+            if same_room and k.room != self.obs["room"]:
+                continue
+            troom = self._target_room(k.cls)
+            if troom is not None and troom not in self.ctx.allowed_rooms and self._door_towards(troom) is None:
+                continue
+            key = (0 if k.room == self.obs["room"] else 1, oid)
+            if best is None or key < best[0]:
+                best = (key, oid)
+        return None if best is None else best[1]
+
+    def _choose_target(self) -> None:
+        if self.my_claim is not None and (self.my_claim not in self.known or self._claimed_by_other(self.my_claim)):
+            self.my_claim = None
+        if self.my_claim is None and len(self.obs.get("holding", [])) < 2 and not self.done_believed:
+            oid = self._fetch_candidate()
+            if oid is not None:
+                k = self.known[oid]
+                look = self._lookalike(k) if k.room == self.obs["room"] else None
+                if look is not None and self.rng.random() < self.profile.p_wrong_grab:
+                    self.known[look] = Known(k.cls, k.room, self.known[look].loc, self.known[look].loc_cls,
+                                             self.known[look].rel, self.step)
+                    self.believed[look] = k.cls
+                    oid = look
+                self.my_claim = oid
+                self._claim(oid, self.me)
+
+    def _lookalike(self, k: Known) -> int | None:
+        twin = CONFUSABLE.get(k.cls)
+        for v in self.obs["visible"]:
+            if twin and v["class_name"] == twin and v.get("held_by") is None:
+                self.known.setdefault(v["id"], Known(twin, self.obs["room"], v.get("inside") or v.get("on"),
+                                                     None, "inside" if v.get("inside") else "on", self.step))
+                return v["id"]
+        return None
+
+    def _fetch(self, held: list[int]) -> Action | None:
+        if len(held) >= 2:
+            return None
+        self._choose_target()
+        oid = self.my_claim
+        if oid is not None:
+            return self._go_grab(oid)
+        loc = self._next_prior()
+        if loc is not None:
+            return self._go_check(loc)
+        for room in self.ctx.allowed_rooms:
+            if room not in self.explored:
+                return Action("walk_to_room", room=room)
+        for fid, closed in sorted(self.closed.items()):
+            if closed and self.furniture.get(fid, ("", ""))[1] == self.obs["room"] and self._free_hand():
+                return Action("open", obj=fid) if self.near == fid else Action("walk", obj=fid)
+        for fid, closed in sorted(self.closed.items()):
+            room = self.furniture.get(fid, ("", ""))[1]
+            if closed and room in self.ctx.allowed_rooms and room != self.obs["room"]:
+                return Action("walk_to_room", room=room)
+        return None
+
+    def _free_hand(self) -> bool:
+        return len(self.obs["holding"]) < 2
+
+    def _go_grab(self, oid: int) -> Action:
+        k = self.known[oid]
+        if k.room != self.obs["room"]:
+            return Action("walk_to_room", room=k.room)
+        vis = self._visible()
+        if oid not in vis:
+            if k.loc is not None and self.closed.get(k.loc):
+                return Action("open", obj=k.loc) if self.near == k.loc else Action("walk", obj=k.loc)
+            box = next((fid for fid, c in sorted(self.closed.items()) if c
+                        and self.furniture.get(fid, ("", ""))[1] == k.room), None)
+            if box is not None:
+                return Action("open", obj=box) if self.near == box else Action("walk", obj=box)
+            del self.known[oid]
+            self.my_claim = None
+            return WAIT
+        loc = vis[oid].get("on") or vis[oid].get("inside")
+        if self.near not in (oid, loc):
+            return Action("walk", obj=oid)
+        return Action("grab", obj=oid)
+
+    def _next_prior(self, zone: set[str] | None = None, exclude: set[str] | None = None
+                    ) -> tuple[str, str, str] | None:
+        """(class, furniture, room) of an unchecked prior location of a needed class."""
+        rooms = zone if zone is not None else set(self.ctx.allowed_rooms)
+        for loc in self.goal.locations:
+            if loc.room is None or loc.room not in rooms or (exclude and loc.room in exclude):
+                continue
+            if (loc.furniture, loc.room) in self.checked or not self._needed(loc.cls):
+                continue
+            return loc.cls, loc.furniture, loc.room
+        return None
+
+    def _go_check(self, loc: tuple[str, str, str]) -> Action:
+        cls, furn, room = loc
+        if self.obs["room"] != room:
+            return Action("walk_to_room", room=room)
+        cands = [v for v in self.obs["visible"] if v["class_name"] == furn]
+        if not cands:
+            self.checked.add((furn, room))
+            return WAIT
+        fid = cands[0]["id"]
+        if self.closed.get(fid):
+            if not self._free_hand():
+                self.checked.add((furn, room))
+                return WAIT
+            return Action("open", obj=fid) if self.near == fid else Action("walk", obj=fid)
+        self.checked.add((furn, room))
+        return Action("walk", obj=fid)
+
+    def _follow(self, parsed: tuple[str, tuple] | None, held: list[int]) -> Action | None:
+        if parsed is None:
+            return None
+        kind, args = parsed
+        if kind == "fetch" and len(held) < 2:
+            oid = args[0]
+            if oid in self.known:
+                self.my_claim = oid
+                return self._go_grab(oid)
+        if kind == "deliver" and held:
+            return self._deliver(held)
+        if kind == "give":
+            oid, partner, door = args
+            if oid in held:
+                if self.obs.get("at_door") != door:
+                    return Action("walk_to_door", door=door)
+                return Action("handover", obj=oid, recipient=partner)
+        if kind == "door":
+            door = args[0]
+            return Action("walk_to_door", door=door) if self.obs.get("at_door") != door else WAIT
+        if kind == "receive":
+            door = args[0]
+            return Action("walk_to_door", door=door) if self.obs.get("at_door") != door else Action("receive")
+        if kind == "explore":
+            room = args[0]
+            if room in self.ctx.allowed_rooms and room != self.obs["room"]:
+                return Action("walk_to_room", room=room)
+            loc = self._next_prior()
+            return self._go_check(loc) if loc else None
+        if kind == "wait":
+            return WAIT
+        return None
+
+    # -- shared memory (Fig. 29) -------------------------------------------------------------------------
+    def _read_memory(self, mem: dict[str, Any]) -> None:
+        g = mem.get("global", {})
+        for c in g.get("claims", []):
+            if c.get("agent") != self.me and c.get("state") in ("planned", "holding", "delivering"):
+                oid = c.get("id")
+                if isinstance(oid, int):
+                    self._claim(oid, int(c["agent"]))
+                    if self.my_claim == oid and c["agent"] < self.me:
+                        self.my_claim = None
+        for room, block in mem.items():
+            if room == "global":
+                continue
+            for o in block.get("objects", []):
+                oid = o.get("id")
+                if isinstance(oid, int) and oid not in self.known and o.get("status") == "seen":
+                    self.known[oid] = Known(o["name"], room, None, o.get("location"), o.get("relation", "on"),
+                                            self.step)
+            for fc in block.get("checked", []):
+                self.checked.add((fc, room))
+        for a, status in g.get("agent_status", {}).items():
+            a = int(a)
+            if a == self.me or not isinstance(status, dict):
+                continue
+            if status.get("offering_at_door") is not None:
+                self.offers[int(status["offering_at_door"])] = (a, self.step)
+            if status.get("receiving_at_door") is not None:
+                self.ready[int(status["receiving_at_door"])] = (a, self.step)
+        for a, ids in g.get("agent_holding", {}).items():
+            if int(a) != self.me:
+                self.teammate_holding[int(a)] = [x.get("id") for x in ids if isinstance(x, dict)]
+        if g.get("task_complete_claimed") and self.rng.random() < self.profile.p_believe_done:
+            self.done_believed = True
+
+    def write_memory(self, mem: dict[str, Any]) -> Utterance | None:
+        room = self.obs["room"]
+        g = mem.setdefault("global", {})
+        block = mem.setdefault(room, {"exploration": "explored", "objects": [], "checked": []})
+        block["exploration"] = "explored"
+        vis = self._visible()
+        block["objects"] = [
+            {"name": k.cls, "id": oid, "location": k.loc_cls, "relation": k.rel, "status": "seen"}
+            for oid, k in sorted(self.known.items()) if k.room == room and oid in vis
+        ]
+        block["checked"] = sorted({f for f, r in self.checked if r == room})
+        g.setdefault("agent_locations", {})[str(self.me)] = room
+        g.setdefault("agent_holding", {})[str(self.me)] = [
+            {"name": self.believed.get(h["id"], h["class_name"]), "id": h["id"]} for h in self.obs["holding"]]
+        offer = self._offering()
+        g.setdefault("agent_status", {})[str(self.me)] = {
+            "offering_at_door": offer[0] if offer else None,
+            "receiving_at_door": self.obs.get("at_door") if self._awaiting_door() is not None else None,
+        }
+        claims = [c for c in g.get("claims", []) if c.get("agent") != self.me]
+        if self.my_claim is not None and self.my_claim in self.known:
+            k = self.known[self.my_claim]
+            claims.append({"agent": self.me, "object": k.cls, "id": self.my_claim, "source": k.room,
+                           "target": (self._item(k.cls).target if self._item(k.cls) else None), "state": "planned"})
+        g["claims"] = claims
+        g["task_progress"] = {x["key"]: {"required": x["required"], "satisfied": x["satisfied"],
+                                         "remaining": x["required"] - x["satisfied"]} for x in self._progress()}
+        if self.done_believed:
+            g["task_complete_claimed"] = True
+        return None
+
+
+def _held(text: str | None) -> dict[int, str]:
+    """Objects a report says its sender holds: ``I am holding the cupcake (12) and ...``."""
+    import re
+
+    if not text or "I am holding" not in text:
+        return {}
+    part = text.split("I am holding", 1)[1].split(".")[0]
+    return {int(i): c.lower() for c, i in re.findall(r"([a-z_]+) \((\d+)\)", part)}

@@ -1,0 +1,68 @@
+"""The embodied team loop: observe -> communicate -> act, per step (mecobench.txt Fig. 4)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..episode import Turn
+from ..protocols import CommProtocol
+from ..tasks.mecobench import Task
+from ..world.household import Household
+from .base import AgentContext, Policy
+
+
+class EmbodiedTeam:
+    """Per-agent policies (possibly mixed backends) coordinated by one protocol."""
+
+    def __init__(self, policies: Sequence[Policy], protocol: CommProtocol, prior: str = "full",
+                 leader: int = 0) -> None:
+        self.policies = list(policies)
+        self.protocol = protocol
+        self.prior = prior
+        self.leader = leader
+        backends = sorted({p.backend for p in self.policies})
+        self.backend = backends[0] if len(backends) == 1 else "mixed:" + "+".join(backends)
+
+    def reset(self, world: Household, task: Task, seed: int) -> None:
+        n = world.n_agents
+        if len(self.policies) != n:
+            raise ValueError(f"policies: {len(self.policies)} given for {n} agents")
+        self.protocol.reset(n, self.leader)
+        doors = [(d.id, task.scene.rooms[d.rooms[0]], task.scene.rooms[d.rooms[1]]) for d in task.scene.doors]
+        text = task.goal_text(self.prior)
+        for a, p in enumerate(self.policies):
+            p.reset(AgentContext(
+                agent=a, n_agents=n, goal_text=text, structure=task.structure,
+                allowed_rooms=[task.scene.rooms[r] for r in sorted(world.allowed[a])], doors=doors,
+                valid_actions=world.action_names, protocol=self.protocol.name,
+                leader=self.leader if "leader" in self.protocol.name else None, seed=seed))
+        self.memory: dict[str, Any] = {"global": {}}
+        self._world = world
+
+    def act(self, world: Household) -> dict[int, Turn]:
+        views = [world.observe(a) for a in range(world.n_agents)]
+        for p, v in zip(self.policies, views):
+            p.observe(v)
+
+        def images() -> dict[int, Any]:
+            from ..world.render import render_view
+
+            return {a: render_view(world, a) for a in range(world.n_agents)}
+
+        comm = self.protocol.communicate(self.policies, views, images)
+        turns: dict[int, Turn] = {}
+        for a, p in enumerate(self.policies):
+            mem = self.memory if self.protocol.uses_memory else None
+            d = p.act(instruction=comm.instructions.get(a), shared_memory=mem)
+            extra = p.write_memory(self.memory) if mem is not None else None
+            costs = comm.costs.get(a, []) + ([extra] if extra else [])
+            said = comm.said.get(a, [])
+            turns[a] = Turn(
+                action=d.action,
+                message=" | ".join(said) if said else None,
+                tokens_prompt=d.tokens_prompt + sum(u.tokens_prompt for u in costs),
+                tokens_completion=d.tokens_completion + sum(u.tokens_completion for u in costs),
+                latency_s=d.latency_s + sum(u.latency_s for u in costs),
+                note=d.note,
+            )
+        return turns

@@ -1,0 +1,45 @@
+"""How a team coordinates one step (mecobench.txt §2.2, Fig. 3, appendix C.1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..agents.base import Policy, Utterance
+from ..agents.messages import Message
+
+
+@dataclass
+class StepComm:
+    """What was said in one step, what it cost, and any leader instructions."""
+
+    said: dict[int, list[str]] = field(default_factory=dict)
+    costs: dict[int, list[Utterance]] = field(default_factory=dict)
+    instructions: dict[int, str] = field(default_factory=dict)
+    rounds: int = 0
+
+    def record(self, agent: int, utt: Utterance) -> None:
+        self.costs.setdefault(agent, []).append(utt)
+        if utt.text:
+            self.said.setdefault(agent, []).append(utt.text)
+
+
+class CommProtocol:
+    """Base class: a named communication scheme run before the agents act."""
+
+    name = "base"
+    min_agents = 1
+    uses_memory = False
+
+    def reset(self, n_agents: int, leader: int = 0) -> None:
+        self.n_agents = n_agents
+        self.leader = leader
+
+    def communicate(self, policies: Sequence[Policy], views: list[dict[str, Any]],
+                    images: Any = None) -> StepComm:
+        raise NotImplementedError
+
+    @staticmethod
+    def deliver(policies: Sequence[Policy], messages: list[Message]) -> None:
+        for p in policies:
+            p.hear(messages)

@@ -1,0 +1,55 @@
+"""Render an agent's current view of the symbolic household as an image.
+
+MECoBench's agents see 4x256x256 camera views (appendix B.1); without Unity we draw what
+the agent perceives symbolically: its room, the furniture, the visible objects with their
+ids, and what it holds. Multimodal models receive this image (leader with vision).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PIL import Image, ImageDraw
+
+from .household import Household
+
+SIZE = 256
+
+
+def render_view(world: Household, agent: int, size: int = SIZE) -> Image.Image:
+    """A size x size picture of what ``agent`` perceives now."""
+    obs = world.observe(agent)
+    img = Image.new("RGB", (size, size), (245, 242, 232))
+    d = ImageDraw.Draw(img)
+    d.rectangle([0, 0, size - 1, 18], fill=(60, 70, 90))
+    where = f"door {obs['at_door']}" if obs["at_door"] is not None else obs["room"]
+    d.text((4, 4), f"Agent {agent} - {where}", fill=(255, 255, 255))
+    furniture = [v for v in obs["visible"] if "GRABBABLE" not in v.get("properties", [])]
+    objects = [v for v in obs["visible"] if "GRABBABLE" in v.get("properties", [])]
+    by_loc: dict[Any, list[dict[str, Any]]] = {}
+    for o in objects:
+        by_loc.setdefault(o.get("inside") or o.get("on"), []).append(o)
+    cols = 3
+    cell_w, cell_h = (size - 8) // cols, 44
+    for i, f in enumerate(furniture[: cols * 4]):
+        x, y = 4 + (i % cols) * cell_w, 24 + (i // cols) * (cell_h + 4)
+        closed = "CLOSED" in f["states"]
+        d.rectangle([x, y, x + cell_w - 4, y + cell_h], outline=(90, 60, 30),
+                    fill=(200, 190, 170) if closed else (225, 215, 195))
+        d.text((x + 3, y + 2), f"{f['class_name']} ({f['id']})"[:22], fill=(40, 30, 20))
+        for j, o in enumerate(by_loc.get(f["id"], [])[:2]):
+            d.text((x + 6, y + 16 + 12 * j), f"{o['class_name']} ({o['id']})"[:20], fill=(150, 20, 20))
+    held = ", ".join(f"{h['class_name']} ({h['id']})" for h in obs["holding"]) or "nothing"
+    d.rectangle([0, size - 20, size - 1, size - 1], fill=(60, 70, 90))
+    d.text((4, size - 16), f"holding: {held}"[:40], fill=(255, 255, 255))
+    return img
+
+
+def combined_view(world: Household, agents: list[int] | None = None) -> Image.Image:
+    """Every agent's view stacked vertically, leader first (Fig. 22's combined image)."""
+    agents = list(range(world.n_agents)) if agents is None else agents
+    views = [render_view(world, a) for a in agents]
+    out = Image.new("RGB", (SIZE, SIZE * len(views)))
+    for i, v in enumerate(views):
+        out.paste(v, (0, SIZE * i))
+    return out
