@@ -6,8 +6,36 @@
   stratum weights and Mantel-Haenszel summaries (MECoBench App. E.2, Tables 19-20).
 - :mod:`.significance`: bootstrap CIs, paired tests, clustered GEE and Holm
   correction (DynaHMRC appendix, paired statistical comparison).
+- :mod:`.behaviours`: keyword-rule tagging of agent messages (MECoBench §4.3,
+  Tables 2 and 17; rules in ``behaviour_rules.yaml``).
+- :mod:`.failures`: failure modes from records (duplicate grab, false completion,
+  wrong grab; appendix E.2 / F, Tables 18-22, Fig. 37).
+- :mod:`.plots`: house-style figures, each titled with its backend.
+- :mod:`.tail`: :func:`analysis_tail`, the one call every notebook ends with.
 """
 
+from .behaviours import (
+    BEHAVIOURS,
+    SIGNALS,
+    RuleSet,
+    behaviour_effects,
+    behaviour_table,
+    episode_behaviours,
+    load_rules,
+    tag_messages,
+    tag_text,
+)
+from .failures import (
+    FAILURE_MODES,
+    CorrectionAnalysis,
+    completion_claims,
+    coord_query_table,
+    correction_analysis,
+    dup_grab_rates,
+    failure_indicators,
+    failure_lift,
+    grab_events,
+)
 from .lift import behaviour_effect_table, lift_table, newcombe_diff_ci, wilson_ci
 from .significance import (
     TESTS,
@@ -34,8 +62,46 @@ from .stratified import (
     stratified_effect_from_summary,
     top_code,
 )
+from .plots import (
+    dup_grab_plot,
+    forest_plot,
+    lift_plot,
+    progress_curves,
+    stratum_plot,
+    stratum_table_style,
+    team_size_plot,
+    use_house_style,
+)
+from .tail import analysis_tail
 
 __all__ = [
+    "BEHAVIOURS",
+    "FAILURE_MODES",
+    "SIGNALS",
+    "CorrectionAnalysis",
+    "RuleSet",
+    "analysis_tail",
+    "behaviour_effects",
+    "behaviour_table",
+    "completion_claims",
+    "coord_query_table",
+    "correction_analysis",
+    "dup_grab_rates",
+    "episode_behaviours",
+    "failure_indicators",
+    "failure_lift",
+    "grab_events",
+    "load_rules",
+    "tag_messages",
+    "tag_text",
+    "dup_grab_plot",
+    "forest_plot",
+    "lift_plot",
+    "progress_curves",
+    "stratum_plot",
+    "stratum_table_style",
+    "team_size_plot",
+    "use_house_style",
     "TESTS",
     "BootstrapCI",
     "GEEResult",

@@ -1,0 +1,320 @@
+"""Figures for the analysis tail, in one house style.
+
+Every function returns a matplotlib ``Figure`` built without pyplot (so nothing is shown
+twice in a notebook and nothing leaks between tests); none calls ``plt.show()``.  Every
+title carries the backend label(s) of the data, e.g. "backend: heuristic", so numbers
+from the offline heuristic policy are never mistaken for findings about LLMs (DESIGN.md).
+The backend comes from the ``backend`` argument (a label, a list of labels, or the
+episodes DataFrame), else the table's ``backend`` column, else ``table.attrs["backends"]``;
+a figure without any backend information is refused.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+__all__ = [
+    "BackendLike",
+    "backend_title",
+    "dup_grab_plot",
+    "forest_plot",
+    "lift_plot",
+    "progress_curves",
+    "progress_long",
+    "stratum_plot",
+    "stratum_table_style",
+    "team_size_plot",
+    "use_house_style",
+]
+
+BackendLike = str | Sequence[str] | pd.DataFrame | None
+
+_HEURISTIC = ("heuristic", "oracle", "replay")
+
+
+def use_house_style() -> None:
+    """Set the collablab plotting style (seaborn whitegrid, colour-blind palette, compact fonts)."""
+    import seaborn as sns
+
+    sns.set_theme(context="notebook", style="whitegrid", palette="colorblind", font_scale=0.9,
+                  rc={"figure.dpi": 100, "savefig.dpi": 150, "axes.titlesize": 11, "axes.titleweight": "bold",
+                      "axes.spines.top": False, "axes.spines.right": False, "legend.frameon": False,
+                      "figure.autolayout": False})
+
+
+def _labels(backend: BackendLike, table: pd.DataFrame | None = None) -> list[str]:
+    if isinstance(backend, pd.DataFrame):
+        if "backend" in backend.columns:
+            return sorted(str(b) for b in pd.unique(backend["backend"].dropna()))
+        return list(backend.attrs.get("backends", []))
+    if isinstance(backend, str):
+        return [backend]
+    if backend is not None:
+        return [str(b) for b in backend]
+    if table is not None:
+        if "backend" in table.columns:
+            return sorted(str(b) for b in pd.unique(table["backend"].dropna()))
+        if table.attrs.get("backends"):
+            return [str(b) for b in table.attrs["backends"]]
+    return []
+
+
+def backend_title(backend: BackendLike, table: pd.DataFrame | None = None) -> str:
+    """"backend: heuristic" / "backends: a, b" (+ a reminder when the policy is not an LLM).
+
+    Raises ``ValueError`` when no backend can be found, so no figure goes out unlabelled.
+    """
+    labels = _labels(backend, table)
+    if not labels:
+        raise ValueError("backend: no backend label found; pass backend=<episodes DataFrame or label> so the "
+                         "figure says which backend produced the numbers (e.g. 'heuristic')")
+    text = ("backend: " if len(labels) == 1 else "backends: ") + ", ".join(labels)
+    if all(lab.split(":")[0] in _HEURISTIC for lab in labels):
+        text += " (offline policy, not an LLM)"
+    return text
+
+
+def _new(width: float = 6.4, height: float = 4.0) -> tuple[Figure, Any]:
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig, fig.subplots()
+
+
+def _title(ax: Any, title: str, backend: BackendLike, table: pd.DataFrame | None = None) -> None:
+    ax.set_title(f"{title}\n{backend_title(backend, table)}", loc="left")
+
+
+# --------------------------------------------------------------------------- #
+# forest plot of contrasts
+# --------------------------------------------------------------------------- #
+def forest_plot(table: pd.DataFrame, *, backend: BackendLike = None, test: str | None = None,
+                title: str = "Paired contrasts (estimate and 95% CI)") -> Figure:
+    """Forest plot of :func:`~collablab.analysis.compare` rows with a CI.
+
+    ``test`` picks one test's rows (default: ``sign_flip`` if present, else the first
+    test with CIs).  Differences get a reference line at 0; odds ratios (``gee``) at 1 on
+    a log axis.  Each row is labelled "contrast · outcome" with its Holm-adjusted p.
+    """
+    from .significance import require_columns
+
+    require_columns(table, ["contrast", "outcome", "estimate", "ci_low", "ci_high", "test"])
+    tests = list(pd.unique(table["test"]))
+    if test is None:
+        with_ci = [t for t in tests if table.loc[table["test"] == t, "ci_low"].notna().any()]
+        test = "sign_flip" if "sign_flip" in tests else (with_ci[0] if with_ci else (tests[0] if tests else None))
+    rows = table.loc[table["test"] == test].reset_index(drop=True) if test is not None else table.iloc[0:0]
+    fig, ax = _new(6.4, max(2.0, 0.45 * len(rows) + 1.4))
+    ratio = test == "gee"
+    ref = 1.0 if ratio else 0.0
+    ax.axvline(ref, color="0.5", lw=1, ls="--")
+    if not len(rows):
+        ax.text(0.5, 0.5, "no contrasts to show", ha="center", va="center", transform=ax.transAxes)
+        ax.set_yticks([])
+    for i, r in rows.iterrows():
+        y = len(rows) - 1 - i
+        est, lo, hi = r["estimate"], r["ci_low"], r["ci_high"]
+        if pd.notna(lo) and pd.notna(hi):
+            ax.plot([lo, hi], [y, y], color="C0", lw=2, solid_capstyle="butt")
+        if pd.notna(est):
+            ax.plot([est], [y], "o", color="C0", ms=6)
+        else:
+            ax.text(ref, y, "  n/a", va="center", fontsize=8, color="0.4")
+        p = r.get("p_adjusted", np.nan)
+        p = r.get("p_value", np.nan) if pd.isna(p) else p
+        ax.annotate("p=n/a" if pd.isna(p) else f"p={p:.3g}", xy=(1.0, y), xycoords=("axes fraction", "data"),
+                    xytext=(4, 0), textcoords="offset points", va="center", fontsize=8)
+    if len(rows):
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels([f"{c} · {o}" for c, o in zip(rows["contrast"][::-1], rows["outcome"][::-1])])
+        ax.set_ylim(-0.6, len(rows) - 0.4)
+    if ratio:
+        vals = rows[["estimate", "ci_low", "ci_high"]].to_numpy(dtype=float).ravel()
+        if np.any(np.isfinite(vals) & (vals > 0)):
+            ax.set_xscale("log")
+    label = str(rows["estimand"].iloc[0]).split(" ")[0:3] if len(rows) and "estimand" in rows else []
+    ax.set_xlabel("odds ratio (a vs b)" if ratio else (" ".join(label) + " (a - b)" if label else "a - b"))
+    _title(ax, f"{title} [{test}]" if test else title, backend, table)
+    return fig
+
+
+# --------------------------------------------------------------------------- #
+# lift bars
+# --------------------------------------------------------------------------- #
+def lift_plot(table: pd.DataFrame, *, backend: BackendLike = None, label_col: str | None = None,
+              title: str = "Failure-mode lift (rate in failures / rate in successes)") -> Figure:
+    """Horizontal bars of ``lift`` from :func:`~collablab.analysis.lift_table` (Table 22).
+
+    One bar per row (grouped by a ``by`` column if present).  Infinite lift (seen only in
+    failed episodes) is drawn as a hatched bar reaching the axis edge and annotated "∞";
+    undefined lift (NaN) is annotated "undefined" with no bar.  Reference line at 1.
+    """
+    from .significance import require_columns
+
+    require_columns(table, ["indicator", "lift"])
+    label_col = label_col or ("label" if "label" in table.columns else "indicator")
+    extra = [c for c in table.columns if c not in ("indicator", "label") and table.columns.get_loc(c) <
+             table.columns.get_loc("indicator")]
+    names = []
+    for _, r in table.iterrows():
+        prefix = " / ".join(str(r[c]) for c in extra)
+        names.append(f"{r[label_col]} ({prefix})" if prefix else str(r[label_col]))
+    lifts = table["lift"].astype(float).to_numpy()
+    finite = lifts[np.isfinite(lifts)]
+    edge = max(2.0, float(finite.max()) * 1.3 if finite.size else 2.0)
+    fig, ax = _new(6.4, max(2.0, 0.45 * len(table) + 1.4))
+    ax.axvline(1.0, color="0.5", lw=1, ls="--")
+    for i, (name, v) in enumerate(zip(names, lifts)):
+        y = len(names) - 1 - i
+        if math.isinf(v):
+            ax.barh(y, edge, color="C3", hatch="//", edgecolor="white", alpha=0.8)
+            ax.text(edge, y, " ∞ (never in successes)", va="center", ha="right", fontsize=8, color="white",
+                    fontweight="bold")
+        elif math.isnan(v):
+            ax.text(0.02 * edge, y, "undefined (see note)", va="center", fontsize=8, color="0.4")
+        else:
+            ax.barh(y, v, color="C0")
+            ax.text(v, y, f" {v:.2f}×", va="center", fontsize=8)
+    ax.set_xlim(0, edge)
+    ax.set_yticks(range(len(names)))
+    ax.set_yticklabels(names[::-1])
+    ax.set_xlabel("lift")
+    _title(ax, title, backend, table)
+    return fig
+
+
+# --------------------------------------------------------------------------- #
+# Table 20 (stratified correction)
+# --------------------------------------------------------------------------- #
+def stratum_table_style(table20: pd.DataFrame, *, backend: BackendLike = None) -> Any:
+    """Styled Table 20 (``CorrectionAnalysis.table20``) with the backend in its caption."""
+    fmt = {c: "{:.1f}" for c in table20.columns if c != "#Case"}
+    fmt["#Case"] = "{:.0f}"
+    fmt["weight"] = "{:.2f}"
+    return (table20.style.format(fmt, na_rep="–")
+            .set_caption("Correction effect stratified by #wrong grabs (Table 20); "
+                         f"{backend_title(backend, table20)}"))
+
+
+def stratum_plot(table20: pd.DataFrame, *, backend: BackendLike = None,
+                 title: str = "Correction effect by #wrong grabs (Table 20)") -> Figure:
+    """Per-stratum ΔSR and ΔCR (correction - no correction) with the adjusted effect."""
+    fig, ax = _new(6.4, 3.6)
+    if not len(table20):
+        ax.text(0.5, 0.5, "not enough wrong-grab episodes for the stratified analysis", ha="center",
+                va="center", transform=ax.transAxes)
+        ax.set_axis_off()
+        _title(ax, title, backend, table20)
+        return fig
+    t = table20.reset_index()
+    t = t.drop_duplicates(["group", "#WG"])
+    t["x"] = [f"{g}\n#WG {s}" if s != "Adjusted effect" else f"{g}\nadjusted" for g, s in zip(t["group"], t["#WG"])]
+    xs = np.arange(len(t))
+    ax.bar(xs - 0.2, t["ΔSR (pp)"].astype(float).fillna(0), width=0.4, label="ΔSR (pp)", color="C0")
+    ax.bar(xs + 0.2, t["ΔCR (pp)"].astype(float).fillna(0), width=0.4, label="ΔCR (pp)", color="C1")
+    ax.axhline(0, color="0.5", lw=1)
+    ax.set_xticks(xs)
+    ax.set_xticklabels(t["x"], fontsize=8)
+    ax.set_ylabel("percentage points")
+    ax.legend()
+    _title(ax, title, backend, table20)
+    return fig
+
+
+# --------------------------------------------------------------------------- #
+# team size and progress
+# --------------------------------------------------------------------------- #
+def team_size_plot(episodes: pd.DataFrame, metric: str = "success", *, x: str = "n_agents",
+                   hue: str | None = None, backend: BackendLike = None, n_boot: int = 1000, seed: int = 0,
+                   title: str | None = None) -> Figure:
+    """Mean ``metric`` vs team size with a 95% bootstrap CI band (MECoBench Fig. 7a)."""
+    import seaborn as sns
+
+    from .significance import require_columns
+
+    require_columns(episodes, [metric, x, hue])
+    data = episodes.assign(**{metric: episodes[metric].astype(float)})
+    fig, ax = _new()
+    sns.lineplot(data=data, x=x, y=metric, hue=hue, marker="o", errorbar=("ci", 95), n_boot=n_boot,
+                 seed=seed, ax=ax)
+    ax.set_xticks(sorted(pd.unique(data[x].dropna())))
+    ax.set_xlabel("team size (agents)" if x == "n_agents" else x)
+    ax.set_ylabel({"success": "success rate", "cr": "completion rate"}.get(metric, metric))
+    _title(ax, title or f"{metric} vs {x} (mean, 95% CI)", backend if backend is not None else episodes)
+    return fig
+
+
+def progress_long(episodes: pd.DataFrame, by: str | None = None) -> pd.DataFrame:
+    """CR over equivalent steps, one row per episode x equivalent step (MECoBench Fig. 33).
+
+    ``progress[k]`` is the CR after team step k, reached at equivalent step
+    ``k * n_agents``; the curve is a step function held at its last value up to the
+    budget (the same convention as the Step-CR AUC).
+    """
+    from .significance import require_columns
+
+    require_columns(episodes, ["progress", "n_agents", by])
+    rows = []
+    for r in episodes.to_dict("records"):
+        prog = list(r["progress"]) if r["progress"] is not None else []
+        if not prog:
+            continue
+        n = int(r["n_agents"])
+        budget = r.get("budget")
+        last = int(budget) if budget is not None and not pd.isna(budget) else n * (len(prog) - 1)
+        last = max(last, n * (len(prog) - 1))
+        e = np.arange(last + 1)
+        k = np.minimum(e // max(n, 1), len(prog) - 1)
+        cr = np.asarray(prog, dtype=float)[k]
+        part = pd.DataFrame({"episode_id": r.get("episode_id"), "equivalent_step": e, "cr": cr})
+        if by is not None:
+            part[by] = r[by]
+        rows.append(part)
+    cols = ["episode_id", "equivalent_step", "cr", *([by] if by else [])]
+    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=cols)
+
+
+def progress_curves(episodes: pd.DataFrame, by: str | None = None, *, backend: BackendLike = None,
+                    n_boot: int = 500, seed: int = 0,
+                    title: str = "Task progress over equivalent steps (mean CR, 95% CI)") -> Figure:
+    """Mean CR over equivalent steps per condition ``by`` with 95% bootstrap CI bands."""
+    import seaborn as sns
+
+    long = progress_long(episodes, by)
+    fig, ax = _new()
+    if len(long):
+        sns.lineplot(data=long, x="equivalent_step", y="cr", hue=by, errorbar=("ci", 95), n_boot=n_boot,
+                     seed=seed, ax=ax, drawstyle="steps-post")
+    else:
+        ax.text(0.5, 0.5, "no progress records", ha="center", va="center", transform=ax.transAxes)
+    ax.set_xlabel("equivalent step (team steps × agents)")
+    ax.set_ylabel("completion rate (CR)")
+    ax.set_ylim(-0.02, 1.02)
+    _title(ax, title, backend if backend is not None else episodes)
+    return fig
+
+
+def dup_grab_plot(rates: pd.DataFrame, *, backend: BackendLike = None,
+                  title: str = "Duplicate-grab rate (share of episodes, Fig. 37)") -> Figure:
+    """Horizontal bars of :func:`~collablab.analysis.failures.dup_grab_rates` with Wilson CIs."""
+    group = rates.columns[0]
+    fig, ax = _new(6.4, max(2.0, 0.4 * len(rates) + 1.4))
+    ys = np.arange(len(rates))[::-1]
+    rate = rates["rate"].astype(float).to_numpy()
+    ax.barh(ys, np.nan_to_num(rate), color="C0")
+    err = np.vstack([np.nan_to_num(rate - rates["ci_low"].to_numpy(dtype=float)),
+                     np.nan_to_num(rates["ci_high"].to_numpy(dtype=float) - rate)])
+    ax.errorbar(np.nan_to_num(rate), ys, xerr=err, fmt="none", ecolor="0.3", capsize=3)
+    for y, v, n in zip(ys, rate, rates["n"]):
+        ax.text(0 if np.isnan(v) else v, y, f" {v:.1f}% (n={n})" if not np.isnan(v) else " n/a",
+                va="center", fontsize=8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([str(g) for g in rates[group]])
+    ax.set_xlim(0, max(10.0, float(np.nanmax(rates["ci_high"].to_numpy(dtype=float), initial=0)) * 1.15))
+    ax.set_xlabel("episodes with a duplicate grab (%)")
+    _title(ax, title, backend if backend is not None else rates, rates)
+    return fig
