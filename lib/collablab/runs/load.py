@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from .manifest import read_manifest
 from .store import EPISODES, FAILURES, INDEX, KEY, STEPS, read_records
+
+if TYPE_CHECKING:  # pandas is imported lazily: worker processes import this package too
+    import pandas as pd
 
 
 def _order(run_dir: Path) -> dict[str, int] | None:
@@ -19,6 +20,8 @@ def _order(run_dir: Path) -> dict[str, int] | None:
 
 
 def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    import pandas as pd
+
     if not rows:
         return pd.DataFrame(columns=[KEY, INDEX])
     return pd.DataFrame.from_records(rows)
@@ -59,5 +62,7 @@ def load_failures(run_dir: str | Path) -> pd.DataFrame:
     for rec in read_records(run_dir / FAILURES):
         if rec[KEY] not in done:
             latest[rec[KEY]] = rec
+    import pandas as pd
+
     rows = sorted(latest.values(), key=lambda r: r[INDEX])
     return pd.DataFrame.from_records(rows) if rows else pd.DataFrame(columns=[KEY, INDEX, "error_type", "error"])

@@ -28,7 +28,6 @@ from .worker import execute, resolve
 DEFAULT_FN = "collablab.mecobench_run:run_spec"
 MANIFEST_EVERY_S = 5.0
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.=+-]*$")
-_MAX_STRIKES = 2  # an episode in flight during this many worker crashes is recorded as failed
 
 
 @dataclass
@@ -250,47 +249,63 @@ def _bar(**kw: Any) -> Any:
 Item = tuple[int, str, Spec]
 
 
+def _died(item: Item) -> dict[str, Any]:
+    return {"ok": False, "key": item[1], "index": item[0], "error_type": "WorkerDied",
+            "error": "the worker process died (killed, out of memory or a crash in native code) "
+                     "while running this episode alone", "traceback": "", "wall_s": 0.0, "pid": None}
+
+
 def _results(todo: list[Item], fn: str, workers: int) -> Iterator[dict[str, Any]]:
-    """Results of ``todo`` in completion order: in-process for one worker, else a process pool."""
+    """Results of ``todo`` in completion order: in-process for one worker, else a process pool.
+
+    If a worker process dies, the pool breaks and every episode in flight is a suspect;
+    suspects are retried one at a time in a fresh pool, so only the one that kills its
+    worker alone is recorded as failed.
+    """
     if workers == 1 or len(todo) <= 1:
         for i, k, s in todo:
             yield execute(fn, k, i, canonical_json(s))
         return
     queue: deque[Item] = deque(todo)
-    strikes: dict[str, int] = {}
+    suspects: deque[Item] = deque()
     ctx = mp.get_context(_start_method())
     n = min(workers, len(todo))
-    while queue:
+    while queue or suspects:
         pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx)
         pending: dict[Future[dict[str, Any]], Item] = {}
         broken = False
         try:
-            while queue or pending:
-                while queue and len(pending) < 2 * n and not broken:
-                    item = queue.popleft()
+            while True:
+                while not broken and not (suspects and pending):
+                    source = suspects if suspects else queue  # a suspect runs alone
+                    if not source or len(pending) >= 2 * n:
+                        break
+                    item = source.popleft()
                     try:
-                        pending[pool.submit(execute, fn, item[1], item[0], canonical_json(item[2]))] = item
+                        fut = pool.submit(execute, fn, item[1], item[0], canonical_json(item[2]))
                     except BrokenProcessPool:
-                        queue.appendleft(item)
+                        source.appendleft(item)
                         broken = True
+                        break
+                    pending[fut] = item
+                    if source is suspects:
+                        break
                 if not pending:
                     break
+                alone = len(pending) == 1
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for fut in finished:
                     item = pending.pop(fut)
                     try:
-                        yield fut.result()
+                        res = fut.result()
                     except BrokenProcessPool:
                         broken = True
-                        strikes[item[1]] = strikes.get(item[1], 0) + 1
-                        if strikes[item[1]] >= _MAX_STRIKES:
-                            yield {"ok": False, "key": item[1], "index": item[0],
-                                   "error_type": "WorkerDied", "traceback": "",
-                                   "error": "the worker process died (killed, out of memory or a "
-                                            "crash in native code) while running this episode",
-                                   "wall_s": 0.0, "pid": None}
+                        if alone:
+                            yield _died(item)
                         else:
-                            queue.appendleft(item)
+                            suspects.append(item)
+                        continue
+                    yield res
             if not broken:
                 pool.shutdown(wait=True)
                 return
