@@ -26,7 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "n_agents": 2,
     "protocol": "broadcast",
     "policy": "heuristic",  # "heuristic" | "oracle" (| LLM backends, see collablab.llm)
-    "profile": "strong",  # heuristic profile; "a,b,c" gives one per agent (mixed teams)
+    "profile": "medium",  # heuristic profile; "a,b,c" gives one per agent (mixed teams)
     "prior": "full",
     "budget": None,
     "seed": 0,

@@ -34,6 +34,7 @@ class Profile:
     p_believe_done: float = 0.0  # believe a teammate's "task is complete"
     p_forget_claim: float = 0.0  # ignore teammates' claims when choosing a target
     p_explore_random: float = 0.0  # take a random room instead of the plan
+    p_zone_slip: float = 0.0  # a random room may lie outside its zone (a spatial error)
     p_silent: float = 0.0  # stay silent instead of sending a useful message
     report_limit: int = 4  # sightings per message
     delegates: bool = True  # asks teammates to grab things it saw near them
@@ -44,10 +45,10 @@ PROFILES: dict[str, Profile] = {
     "strong": Profile("strong", p_wrong_grab=0.03, p_notice_mistake=0.6, p_false_done=0.002,
                       p_believe_done=0.2, p_forget_claim=0.05, p_explore_random=0.02, p_silent=0.05),
     "medium": Profile("medium", p_wrong_grab=0.12, p_notice_mistake=0.35, p_false_done=0.006,
-                      p_believe_done=0.5, p_forget_claim=0.2, p_explore_random=0.06, p_silent=0.15,
+                      p_believe_done=0.5, p_forget_claim=0.2, p_explore_random=0.06, p_zone_slip=0.25, p_silent=0.15,
                       report_limit=3),
     "weak": Profile("weak", p_wrong_grab=0.3, p_notice_mistake=0.15, p_false_done=0.015,
-                    p_believe_done=0.8, p_forget_claim=0.45, p_explore_random=0.15, p_silent=0.35,
+                    p_believe_done=0.8, p_forget_claim=0.45, p_explore_random=0.15, p_zone_slip=0.5, p_silent=0.35,
                     report_limit=2, delegates=False),
 }
 
@@ -364,7 +365,10 @@ class HeuristicPolicy(Policy):
             if b not in instructions and len(self.teammate_holding.get(b, [])) < 2:
                 instructions[b] = f"go to door {door} and receive."
         rem = self._remaining()
-        for a in agents:
+        if not hasattr(self, "fetches"):
+            self.fetches = {a: 0 for a in agents}
+        # share the fetching out evenly: the agent with the fewest fetches so far picks first
+        for a in sorted(agents, key=lambda a: (self.fetches.get(a, 0), a)):
             if a in instructions:
                 continue
             room = self.teammate_room.get(a)
@@ -381,15 +385,20 @@ class HeuristicPolicy(Policy):
                 _, oid, k = best
                 taken.add(oid)
                 rem[k.cls] -= 1
+                if self.claims.get(oid, {}).get(a) is None:
+                    self.fetches[a] = self.fetches.get(a, 0) + 1
+                self._claim(oid, a)
                 instructions[a] = f"grab the {k.cls} ({oid}) from the {k.loc_cls or 'floor'} in the {k.room}."
                 continue
             loc = self._next_prior(zone=self._zone_of(a), exclude=explore_taken)
             if loc is not None:
                 explore_taken.add(loc[2])
                 instructions[a] = f"check the {loc[2]} for the {loc[0]} on the {loc[1]}."
+            elif rem and any(v > 0 for v in rem.values()):
+                instructions[a] = "look for the remaining objects yourself."
             else:
                 instructions[a] = "wait."
-        text = " ".join(M.assignment(a, instructions[a]) for a in agents)
+        text = " ".join(M.assignment(a, instructions[a]) for a in sorted(agents))
         return Assignment(instructions, Utterance(text))
 
     def _zone_of(self, agent: int) -> set[str]:
@@ -419,6 +428,9 @@ class HeuristicPolicy(Policy):
 
     def _decide(self, instruction: str | None) -> tuple[Action, str]:
         obs = self.obs
+        parsed = M.parse_instruction(instruction) if instruction else None
+        if self.done_believed and parsed is not None and parsed[0] != "wait":
+            self.done_believed = False  # a concrete assignment from the leader overrides the belief
         if self.done_believed:
             return WAIT, "believes the task is complete"
         held = [h["id"] for h in obs["holding"]]
@@ -433,12 +445,12 @@ class HeuristicPolicy(Policy):
             if oid in self.to_drop or not self._needed_or_held(oid):
                 return self._drop(oid), "putting back a wrong object"
         if instruction:
-            parsed = M.parse_instruction(instruction)
             act = self._follow(parsed, held)
             if act is not None:
                 return act, f"following: {instruction}"
         if self.rng.random() < self.profile.p_explore_random:
-            rooms = [r for r in self.ctx.allowed_rooms if r != obs["room"]]
+            pool = self._all_rooms() if self.rng.random() < self.profile.p_zone_slip else self.ctx.allowed_rooms
+            rooms = [r for r in pool if r != obs["room"]]
             if rooms:
                 return Action("walk_to_room", room=self.rng.choice(rooms)), "random exploration"
         if held:

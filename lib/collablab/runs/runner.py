@@ -252,7 +252,9 @@ Item = tuple[int, str, Spec]
 def _died(item: Item) -> dict[str, Any]:
     return {"ok": False, "key": item[1], "index": item[0], "error_type": "WorkerDied",
             "error": "the worker process died (killed, out of memory or a crash in native code) "
-                     "while running this episode alone", "traceback": "", "wall_s": 0.0, "pid": None}
+                     "while running this episode alone (if every episode dies: a script that uses "
+                     "workers > 1 needs an `if __name__ == '__main__':` guard)",
+            "traceback": "", "wall_s": 0.0, "pid": None}
 
 
 def _results(todo: list[Item], fn: str, workers: int) -> Iterator[dict[str, Any]]:

@@ -1,0 +1,124 @@
+"""Teams that talk: protocols, the heuristic policy's messages and the mechanisms they show."""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import pytest
+
+from collablab.agents import messages as M
+from collablab.agents.priors import parse_goal_text
+from collablab.mecobench_run import _tasks, resolve, run_spec
+from collablab.metrics import mecobench as m
+from collablab.protocols import PROTOCOLS, make_protocol
+
+
+@functools.lru_cache(maxsize=None)
+def task_ids(structure: str, every: int = 6) -> tuple[str, ...]:
+    ids = [t for t in _tasks("suite", 0) if t.endswith("-" + structure[0])]
+    return tuple(ids[::every])
+
+
+def episodes(structure: str, every: int = 6, **spec) -> list[dict]:
+    return [run_spec(dict(task_id=t, **spec))["episode"] for t in task_ids(structure, every)]
+
+
+# -- bad input ------------------------------------------------------------------------------
+def test_protocol_and_team_size_errors_before_anything_runs():
+    with pytest.raises(ValueError, match="protocol: 'telepathy' is not allowed; allowed: isolated"):
+        make_protocol("telepathy", 2)
+    with pytest.raises(ValueError, match="n_agents"):
+        make_protocol("broadcast", 0)
+    for name in ("discuss", "leader", "leader_vision"):
+        with pytest.raises(ValueError, match=f"'{name}' needs at least 2 agents"):
+            make_protocol(name, 1)
+    assert make_protocol("broadcast", 1).name == "broadcast"
+    with pytest.raises(ValueError, match="unknown key"):
+        resolve({"task_id": "cl000-p", "protocl": "leader"})
+    with pytest.raises(ValueError, match="profile: 'genius'"):
+        resolve({"task_id": "cl000-p", "profile": "genius"})
+    with pytest.raises(ValueError, match="task_id: 'nope'"):
+        run_spec({"task_id": "nope"})
+
+
+# -- messages ------------------------------------------------------------------------------
+def test_message_templates_parse_back_into_facts():
+    f = M.parse(" ".join([M.plan("cupcake", 12, "coffeetable"), M.sighting("juice", 7, "inside", "fridge", "kitchen"),
+                          M.location("kitchen"), M.negative("wine", "bedroom", "desk"), M.DONE]))
+    assert f.claims == [12] and f.sightings == [("juice", 7, "inside", "fridge", "kitchen")]
+    assert f.room == "kitchen" and f.negatives == [("wine", "desk", "bedroom")] and f.done
+    g = M.parse(M.at_door_with(6, "plate", 31) + " " + M.delegate(1, "apple", 9, "kitchen"))
+    assert g.offering == (6, "plate", 31) and g.door == 6 and g.delegations == {1: 9}
+    assert M.parse(M.ready_to_receive(6)).ready_door == 6
+    a = M.parse(M.assignment(0, "grab the apple (9) from the desk in the bedroom.") + " "
+                + M.assignment(1, "go to door 6 and receive."))
+    assert M.parse_instruction(a.assignments[0]) == ("fetch", (9,))
+    assert M.parse_instruction(a.assignments[1]) == ("receive", (6,))
+    assert M.parse_instruction("hand over the plate (31) to agent 1 at door 6.") == ("give", (31, 1, 6))
+    assert M.parse("I think we should hurry.").claims == []
+
+
+def test_goal_text_parsing_our_suite():
+    task = _tasks("suite", 0)["cl011-p"]
+    g = parse_goal_text(task.goal_text("full"))
+    assert {(i.cls, i.count) for i in g.items} == {(p.obj_class, p.count) for p in task.goal}
+    assert g.locations and all(loc.room for loc in g.locations) and g.has_appearance
+    none = parse_goal_text(task.goal_text("none"))
+    assert none.items == g.items and not none.locations and not none.has_appearance
+
+
+# -- the team loop ---------------------------------------------------------------------------
+def test_same_spec_same_records():
+    spec = dict(task_id="cl013-p", n_agents=3, protocol="discuss", profile="weak", seed=4)
+    a, b = run_spec(spec), run_spec(spec)
+    assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    assert a["episode"]["backend"] == "heuristic" and a["episode"]["protocol"] == "discuss"
+
+
+def test_every_protocol_runs_and_records_messages():
+    for name in PROTOCOLS:
+        out = run_spec(dict(task_id="cl020-p", n_agents=2, protocol=name, profile="strong"))
+        said = [s["message"] for s in out["steps"] if s["message"]]
+        if name in ("isolated", "shared_memory"):
+            assert said == [], name
+        else:
+            assert said, name
+        if name.startswith("leader"):
+            leader = [s["message"] for s in out["steps"] if s["agent"] == 0 and s["message"]]
+            assert all("Agent 0:" in t and "Agent 1:" in t for t in leader)  # one instruction each
+
+
+def test_mixed_team_and_teams_larger_than_five():
+    out = run_spec(dict(task_id="cl030-p", n_agents=2, protocol="leader", profile="strong,weak"))
+    assert out["episode"]["profile"] == "strong,weak"
+    big = run_spec(dict(task_id="cl030-p", n_agents=10, protocol="broadcast"))
+    assert big["episode"]["n_agents"] == 10 and big["episode"]["steps_per_agent"] == 6
+
+
+def test_leader_vision_renders_views():
+    from collablab.episode import make_world
+    from collablab.world.render import combined_view, render_view
+
+    w = make_world(_tasks("suite", 0)["cl000-p"], 2, 0)
+    assert render_view(w, 0).size == (256, 256)
+    assert combined_view(w).size == (256, 512)
+
+
+# -- mechanisms (directional, seeded) -----------------------------------------------------------
+def test_communication_lowers_conflicts_in_parallel_tasks():
+    iso = episodes("parallel", every=3, n_agents=4, protocol="isolated", profile="medium")
+    bc = episodes("parallel", every=3, n_agents=4, protocol="broadcast", profile="medium")
+    assert m.conflict_action_rate(bc) < m.conflict_action_rate(iso)
+
+
+def test_handover_failures_rise_without_communication():
+    iso = episodes("sequential", every=3, n_agents=2, protocol="isolated", profile="medium")
+    bc = episodes("sequential", every=3, n_agents=2, protocol="broadcast", profile="medium")
+    assert m.handover_failure_rate(iso) > m.handover_failure_rate(bc)
+
+
+def test_leader_divides_labour_more_evenly_than_isolated_agents():
+    iso = episodes("parallel", every=3, n_agents=2, protocol="isolated", profile="medium")
+    lead = episodes("parallel", every=3, n_agents=2, protocol="leader", profile="medium")
+    assert m.dol(lead) > m.dol(iso)
