@@ -344,14 +344,21 @@ MEMORY_SCRIPT = textwrap.dedent("""
     import json, resource, sys
     from collablab.runs import expand_grid, run_grid
     out = sys.argv[1]
-    def peak_mb(): return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    def peak_mb():
+        # VmHWM: peak RSS of this process image (ru_maxrss would inherit pytest's across exec)
+        try:
+            with open("/proc/self/status") as f:
+                return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
+        except OSError:
+            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    base = peak_mb()
     # warm up: imports, worker pool machinery, json/tqdm code paths
     run_grid(expand_grid({"n_steps": 400}, {"seed": [-1, -2, -3, -4]}), fn="_fake_episode:run_spec",
              study="warm", out_root=out, workers=2, progress=False)
     before = peak_mb()
     res = run_grid(expand_grid({"n_steps": 400}, {"seed": list(range(200))}),
                    fn="_fake_episode:run_spec", study="big", out_root=out, workers=2, progress=False)
-    print(json.dumps({"before": before, "after": peak_mb(), "done": res.n_done,
+    print(json.dumps({"base": base, "before": before, "after": peak_mb(), "done": res.n_done,
                       "wall_s": res.wall_s, "run_dir": str(res.run_dir)}))
 """)
 
@@ -364,7 +371,9 @@ def test_parent_memory_does_not_grow_with_the_grid(tmp_path: Path) -> None:
     assert r["done"] == 200
     steps_mb = (Path(r["run_dir"]) / "steps.jsonl").stat().st_size / 2**20
     growth = r["after"] - r["before"]
-    print(f"parent peak RSS growth {growth:.1f} MB for {steps_mb:.1f} MB of steps JSON; "
+    print(f"parent peak RSS {r['before']:.0f} -> {r['after']:.0f} MB (interpreter {r['base']:.0f} MB), "
+          f"growth {growth:.1f} MB for {steps_mb:.1f} MB of steps JSON; "
           f"{200 / r['wall_s']:.0f} episodes/s")
+    assert r["base"] < 60, "measuring the wrong process?"
     assert steps_mb > 15  # holding all steps (as bytes, let alone dicts) would blow the bound
     assert growth < 10, f"parent RSS grew {growth:.1f} MB"
