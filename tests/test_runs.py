@@ -250,13 +250,76 @@ def test_cli_kill_and_resume_loses_and_repeats_nothing(tmp_path: Path) -> None:
     assert m["params"]["note"] == "kill test"
 
 
-def test_cli_reports_bad_grid_file(tmp_path: Path) -> None:
-    grid = tmp_path / "g.yaml"
-    grid.write_text("base: {}\naxes: {seed: []}\n")
-    proc = _cli("--study", "s", "--fn", FN, "--grid", str(grid), "--out-root", str(tmp_path / "o"))
+def _descendants(pid: int) -> set[int]:
+    parents: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                parents[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {c for c, p in parents.items() if p in frontier} - found
+        found |= frontier
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_workers_exit_when_the_parent_is_killed_alone(tmp_path: Path) -> None:
+    """A SIGKILLed notebook kernel must not leave worker processes behind."""
+    grid = _write_grid(tmp_path / "grid.yaml", 20, 0.3)
+    proc = _cli("--study", "o", "--fn", FN, "--grid", str(grid), "--workers", "2",
+                "--out-root", str(tmp_path / "out"), "--no-progress")
+    deadline = time.monotonic() + 30
+    while len(_descendants(proc.pid)) < 4:  # resource tracker, forkserver, 2 workers
+        assert proc.poll() is None and time.monotonic() < deadline, _descendants(proc.pid)
+        time.sleep(0.02)
+    left = _descendants(proc.pid)
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 15
+    while any(Path(f"/proc/{p}").exists() for p in left) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = [p for p in left if Path(f"/proc/{p}").exists()]
+    for p in alive:  # do not leak them into the test session if the assert fails
+        os.kill(p, signal.SIGKILL)
+    assert not alive, f"processes outlived their killed parent: {alive}"
+
+
+@pytest.mark.parametrize("grid, message", [
+    ("base: {}\naxes: {seed: []}\n", "axes.seed: empty list"),
+    ("base: {colour: red}\naxes: {seed: [0]}\n", "unknown field(s) ['colour']"),  # --validate auto
+    ("base: {}\naxis: {seed: [0]}\n", "unknown top-level keys ['axis']"),
+])
+def test_cli_reports_bad_grid_file(tmp_path: Path, grid: str, message: str) -> None:
+    path = tmp_path / "g.yaml"
+    path.write_text(grid)
+    proc = _cli("--study", "s", "--fn", FN, "--grid", str(path), "--out-root", str(tmp_path / "o"))
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 2 and "axes.seed: empty list" in err
+    assert proc.returncode == 2 and message in err, err
     assert not (tmp_path / "o").exists()
+
+
+def test_cli_sigterm_stops_cleanly_and_resumes(tmp_path: Path) -> None:
+    grid = _write_grid(tmp_path / "grid.yaml", 20, 0.1)
+    args = ["--study", "t", "--fn", FN, "--grid", str(grid), "--workers", "1", "--run-id", "t",
+            "--out-root", str(tmp_path / "out"), "--no-progress"]
+    run_dir = tmp_path / "out" / "t" / "t"
+    proc = _cli(*args)
+    deadline = time.monotonic() + 30
+    while len(_lines(run_dir / "episodes.jsonl")) < 2:
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "run the same command again" in err
+    m = read_manifest(run_dir)
+    assert m["status"] == "interrupted" and 2 <= m["counts"]["done"] < 20
+    assert m["sessions"][0]["status"] == "interrupted" and m["sessions"][0]["ended"]
+    proc = _cli(*args)
+    assert proc.wait(timeout=60) == 0
+    assert read_manifest(run_dir)["counts"]["done"] == 20
 
 
 # --- failures -----------------------------------------------------------------------------

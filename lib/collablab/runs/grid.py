@@ -16,7 +16,7 @@ from typing import Any
 
 Spec = dict[str, Any]
 
-_KEY_PREFIX_CHARS = 48
+_KEY_PREFIX_CHARS = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.=+-]+")
 
 

@@ -7,6 +7,7 @@ See ``store`` for the write order that makes a crash at any moment recoverable.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import re
 import time
 import warnings
@@ -23,7 +24,7 @@ from .manifest import (SCHEMA, code_version, environment, now_iso, read_manifest
                        write_manifest)
 from .store import (EPISODES, FAILURES, KEY, STEPS, TIMINGS, Appender, RunLock, read_records,
                     repair_jsonl)
-from .worker import execute, resolve
+from .worker import execute, resolve, watch_parent
 
 DEFAULT_FN = "collablab.mecobench_run:run_spec"
 MANIFEST_EVERY_S = 5.0
@@ -273,7 +274,8 @@ def _results(todo: list[Item], fn: str, workers: int) -> Iterator[dict[str, Any]
     ctx = mp.get_context(_start_method())
     n = min(workers, len(todo))
     while queue or suspects:
-        pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx)
+        pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=watch_parent,
+                                   initargs=(os.getpid(),))
         pending: dict[Future[dict[str, Any]], Item] = {}
         broken = False
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -87,3 +88,31 @@ def execute(fn: str, key: str, index: int, spec_json: str) -> dict[str, Any]:
         return {"ok": False, "key": key, "index": index, "error_type": type(e).__name__,
                 "error": str(e), "traceback": "\n".join(tb[-_TRACEBACK_TAIL:]),
                 "wall_s": time.perf_counter() - t0, "pid": os.getpid()}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")  # a zombie is dead
+    except (OSError, IndexError):
+        return True
+
+
+def watch_parent(pid: int, interval_s: float = 0.5) -> None:
+    """Pool initializer: end this worker when the run's parent process is gone.
+
+    Workers hang off the forkserver, not the parent, so without this a SIGKILLed parent
+    (a killed notebook kernel, the OOM killer) would leave them idle forever.
+    """
+    def loop() -> None:
+        while _alive(pid):
+            time.sleep(interval_s)
+        os._exit(0)
+
+    threading.Thread(target=loop, name="collablab-runs-parent-watch", daemon=True).start()
