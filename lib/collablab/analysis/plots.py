@@ -85,8 +85,9 @@ def _new(width: float = 6.4, height: float = 4.0) -> tuple[Figure, Any]:
     return fig, fig.subplots()
 
 
-def _title(ax: Any, title: str, backend: BackendLike, table: pd.DataFrame | None = None) -> None:
-    ax.set_title(f"{title}\n{backend_title(backend, table)}", loc="left")
+def _title(fig: Figure, title: str, backend: BackendLike, table: pd.DataFrame | None = None) -> None:
+    """Figure title (``fig.get_suptitle()``): the title, then the backend line."""
+    fig.suptitle(f"{title}\n{backend_title(backend, table)}", x=0.01, ha="left", fontsize=11, fontweight="bold")
 
 
 # --------------------------------------------------------------------------- #
@@ -138,7 +139,7 @@ def forest_plot(table: pd.DataFrame, *, backend: BackendLike = None, test: str |
             ax.set_xscale("log")
     label = str(rows["estimand"].iloc[0]).split(" ")[0:3] if len(rows) and "estimand" in rows else []
     ax.set_xlabel("odds ratio (a vs b)" if ratio else (" ".join(label) + " (a - b)" if label else "a - b"))
-    _title(ax, f"{title} [{test}]" if test else title, backend, table)
+    _title(fig, f"{title} [{test}]" if test else title, backend, table)
     return fig
 
 
@@ -172,18 +173,19 @@ def lift_plot(table: pd.DataFrame, *, backend: BackendLike = None, label_col: st
         y = len(names) - 1 - i
         if math.isinf(v):
             ax.barh(y, edge, color="C3", hatch="//", edgecolor="white", alpha=0.8)
-            ax.text(edge, y, " ∞ (never in successes)", va="center", ha="right", fontsize=8, color="white",
-                    fontweight="bold")
+            ax.text(0.98 * edge, y, "∞ (never in successes)", va="center", ha="right", fontsize=8,
+                    bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.9})
         elif math.isnan(v):
             ax.text(0.02 * edge, y, "undefined (see note)", va="center", fontsize=8, color="0.4")
         else:
             ax.barh(y, v, color="C0")
             ax.text(v, y, f" {v:.2f}×", va="center", fontsize=8)
     ax.set_xlim(0, edge)
+    ax.set_ylim(-0.6, len(names) - 0.4)
     ax.set_yticks(range(len(names)))
     ax.set_yticklabels(names[::-1])
     ax.set_xlabel("lift")
-    _title(ax, title, backend, table)
+    _title(fig, title, backend, table)
     return fig
 
 
@@ -202,26 +204,38 @@ def stratum_table_style(table20: pd.DataFrame, *, backend: BackendLike = None) -
 
 def stratum_plot(table20: pd.DataFrame, *, backend: BackendLike = None,
                  title: str = "Correction effect by #wrong grabs (Table 20)") -> Figure:
-    """Per-stratum ΔSR and ΔCR (correction - no correction) with the adjusted effect."""
-    fig, ax = _new(6.4, 3.6)
+    """Per-stratum ΔSR and ΔCR (correction - no correction) and the adjusted effect, one panel per group.
+
+    Strata where Δ is undefined (a group has no episode there) are marked "n/a", not drawn as 0.
+    """
     if not len(table20):
+        fig, ax = _new(6.4, 3.0)
         ax.text(0.5, 0.5, "not enough wrong-grab episodes for the stratified analysis", ha="center",
                 va="center", transform=ax.transAxes)
         ax.set_axis_off()
-        _title(ax, title, backend, table20)
+        _title(fig, title, backend, table20)
         return fig
-    t = table20.reset_index()
-    t = t.drop_duplicates(["group", "#WG"])
-    t["x"] = [f"{g}\n#WG {s}" if s != "Adjusted effect" else f"{g}\nadjusted" for g, s in zip(t["group"], t["#WG"])]
-    xs = np.arange(len(t))
-    ax.bar(xs - 0.2, t["ΔSR (pp)"].astype(float).fillna(0), width=0.4, label="ΔSR (pp)", color="C0")
-    ax.bar(xs + 0.2, t["ΔCR (pp)"].astype(float).fillna(0), width=0.4, label="ΔCR (pp)", color="C1")
-    ax.axhline(0, color="0.5", lw=1)
-    ax.set_xticks(xs)
-    ax.set_xticklabels(t["x"], fontsize=8)
-    ax.set_ylabel("percentage points")
-    ax.legend()
-    _title(ax, title, backend, table20)
+    t = table20.reset_index().drop_duplicates(["group", "#WG"])
+    groups = list(pd.unique(t["group"]))
+    fig = Figure(figsize=(max(4.0, 3.4 * len(groups)), 3.6), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(groups), sharey=True))
+    for ax, g in zip(axes, groups):
+        part = t[t["group"] == g]
+        xs = np.arange(len(part))
+        for off, col, colour in ((-0.2, "ΔSR (pp)", "C0"), (0.2, "ΔCR (pp)", "C1")):
+            vals = part[col].astype(float).to_numpy()
+            ax.bar(xs[np.isfinite(vals)] + off, vals[np.isfinite(vals)], width=0.4, color=colour, label=col)
+        for x, v in zip(xs, part["ΔSR (pp)"].astype(float)):
+            if not np.isfinite(v):
+                ax.text(x, 0, "n/a", ha="center", va="bottom", fontsize=8, color="0.4")
+        ax.axhline(0, color="0.5", lw=1)
+        ax.set_xticks(xs)
+        ax.set_xticklabels(["adj." if s == "Adjusted effect" else str(s) for s in part["#WG"]])
+        ax.set_xlabel("#wrong grabs")
+        ax.set_title(str(g), fontsize=10)
+    axes[0].set_ylabel("correction - no correction (pp)")
+    axes[0].legend(fontsize=8)
+    _title(fig, title, backend, table20)
     return fig
 
 
@@ -244,7 +258,7 @@ def team_size_plot(episodes: pd.DataFrame, metric: str = "success", *, x: str = 
     ax.set_xticks(sorted(pd.unique(data[x].dropna())))
     ax.set_xlabel("team size (agents)" if x == "n_agents" else x)
     ax.set_ylabel({"success": "success rate", "cr": "completion rate"}.get(metric, metric))
-    _title(ax, title or f"{metric} vs {x} (mean, 95% CI)", backend if backend is not None else episodes)
+    _title(fig, title or f"{metric} vs {x} (mean, 95% CI)", backend if backend is not None else episodes)
     return fig
 
 
@@ -279,22 +293,24 @@ def progress_long(episodes: pd.DataFrame, by: str | None = None) -> pd.DataFrame
 
 
 def progress_curves(episodes: pd.DataFrame, by: str | None = None, *, backend: BackendLike = None,
-                    n_boot: int = 500, seed: int = 0,
                     title: str = "Task progress over equivalent steps (mean CR, 95% CI)") -> Figure:
-    """Mean CR over equivalent steps per condition ``by`` with 95% bootstrap CI bands."""
+    """Mean CR over equivalent steps per condition ``by`` (MECoBench Fig. 33).
+
+    Bands: 95% normal-approximation CI of the mean (mean ± 1.96 SE across episodes); a
+    bootstrap at every equivalent step would cost seconds per figure for no visible gain.
+    """
     import seaborn as sns
 
     long = progress_long(episodes, by)
     fig, ax = _new()
     if len(long):
-        sns.lineplot(data=long, x="equivalent_step", y="cr", hue=by, errorbar=("ci", 95), n_boot=n_boot,
-                     seed=seed, ax=ax, drawstyle="steps-post")
+        sns.lineplot(data=long, x="equivalent_step", y="cr", hue=by, errorbar=("se", 1.96), ax=ax)
     else:
         ax.text(0.5, 0.5, "no progress records", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("equivalent step (team steps × agents)")
     ax.set_ylabel("completion rate (CR)")
     ax.set_ylim(-0.02, 1.02)
-    _title(ax, title, backend if backend is not None else episodes)
+    _title(fig, title, backend if backend is not None else episodes)
     return fig
 
 
@@ -305,16 +321,16 @@ def dup_grab_plot(rates: pd.DataFrame, *, backend: BackendLike = None,
     fig, ax = _new(6.4, max(2.0, 0.4 * len(rates) + 1.4))
     ys = np.arange(len(rates))[::-1]
     rate = rates["rate"].astype(float).to_numpy()
-    ax.barh(ys, np.nan_to_num(rate), color="C0")
-    err = np.vstack([np.nan_to_num(rate - rates["ci_low"].to_numpy(dtype=float)),
-                     np.nan_to_num(rates["ci_high"].to_numpy(dtype=float) - rate)])
+    high = rates["ci_high"].to_numpy(dtype=float)
+    ax.barh(ys, np.nan_to_num(rate), color="C0", alpha=0.85)
+    err = np.vstack([np.nan_to_num(rate - rates["ci_low"].to_numpy(dtype=float)), np.nan_to_num(high - rate)])
     ax.errorbar(np.nan_to_num(rate), ys, xerr=err, fmt="none", ecolor="0.3", capsize=3)
-    for y, v, n in zip(ys, rate, rates["n"]):
-        ax.text(0 if np.isnan(v) else v, y, f" {v:.1f}% (n={n})" if not np.isnan(v) else " n/a",
+    for y, v, hi, n in zip(ys, rate, high, rates["n"]):
+        ax.text(0 if np.isnan(hi) else hi, y, f"  {v:.1f}% (n={n})" if not np.isnan(v) else " n/a",
                 va="center", fontsize=8)
     ax.set_yticks(ys)
     ax.set_yticklabels([str(g) for g in rates[group]])
-    ax.set_xlim(0, max(10.0, float(np.nanmax(rates["ci_high"].to_numpy(dtype=float), initial=0)) * 1.15))
+    ax.set_xlim(0, max(10.0, float(np.nanmax(high, initial=0)) * 1.35))
     ax.set_xlabel("episodes with a duplicate grab (%)")
-    _title(ax, title, backend if backend is not None else rates, rates)
+    _title(fig, title, backend if backend is not None else rates, rates)
     return fig
