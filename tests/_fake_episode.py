@@ -16,6 +16,7 @@ import time
 from typing import Any
 
 ACTIONS = ["walk", "grab", "open", "put", "close", "wait"]
+DEFAULTS = {"seed": 0, "n_steps": 20, "n_agents": 2, "sleep_s": 0.0}
 
 
 def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
@@ -27,8 +28,8 @@ def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
         os._exit(3)
     text = json.dumps(spec, sort_keys=True)
     rng = random.Random(int(hashlib.sha256(text.encode()).hexdigest()[:16], 16))
-    n_agents = int(spec.get("n_agents", 2))
-    n_steps = int(spec.get("n_steps", 20))
+    n_agents = int(spec.get("n_agents", DEFAULTS["n_agents"]))
+    n_steps = int(spec.get("n_steps", DEFAULTS["n_steps"]))
     eid = "ep-" + hashlib.sha256(text.encode()).hexdigest()[:8]
     steps = []
     for j in range(n_steps):
@@ -37,7 +38,7 @@ def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
                       "reward": rng.random(), "message": f"msg {rng.randrange(1000)}" if j % 3 else None,
                       "args": json.dumps({"obj": rng.randrange(50)})})
     progress = sorted(rng.random() for _ in range(5))
-    episode = {"episode_id": eid, "seed": spec.get("seed", 0), "success": progress[-1] > 0.5,
+    episode = {"episode_id": eid, "seed": spec.get("seed", DEFAULTS["seed"]), "success": progress[-1] > 0.5,
                "cr": progress[-1], "progress": progress,
                "credits": {str(a): rng.randrange(4) for a in range(n_agents)},
                "goal": {"on_apple_13": 1}, "actions": n_steps, "backend": "fake"}

@@ -368,13 +368,14 @@ def test_manifest_records_parameters_versions_and_counts(tmp_path: Path) -> None
     res = run_grid(specs, fn=FN, study="s", out_root=tmp_path, workers=1, progress=False,
                    params=params, backend="heuristic")
     m = read_manifest(res.run_dir)
-    for key in ("study", "run_id", "fn", "status", "created", "updated", "counts", "backend",
+    for key in ("study", "run_id", "fn", "fn_defaults", "status", "created", "updated", "counts", "backend",
                 "backends_seen", "params", "settings", "code", "environment", "spec_fields",
                 "specs", "sessions", "files"):
         assert key in m, key
     assert (m["study"], m["run_id"], m["fn"]) == ("s", res.run_id, FN)
     assert m["counts"] == {"total": 4, "done": 4, "failed": 0, "pending": 0}
     assert m["params"] == params and m["backend"] == "heuristic" and m["backends_seen"] == ["fake"]
+    assert m["fn_defaults"] == _fake_episode.DEFAULTS
     assert m["settings"]["workers"] == 1 and m["settings"]["out_root"] == str(tmp_path)
     assert [s["episode_key"] for s in m["specs"]] == [episode_key(s) for s in specs]
     assert m["spec_fields"]["protocol"]["values"] == ["bc", "iso"]

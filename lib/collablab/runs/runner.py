@@ -86,6 +86,14 @@ def _check_existing(run_dir: Path, manifest: dict[str, Any] | None, fn: str,
                          f"grid (e.g. {sorted(unknown)[0]}); pick another run_id")
 
 
+def _fn_defaults(fn: str) -> dict[str, Any] | None:
+    """The ``DEFAULTS`` dict of ``fn``'s module, if it has one: the values a spec leaves implicit."""
+    import importlib
+
+    defaults = getattr(importlib.import_module(fn.split(":")[0]), "DEFAULTS", None)
+    return dict(defaults) if isinstance(defaults, dict) else None
+
+
 def _timing_summary(n: int, total: float, peak: float) -> dict[str, Any]:
     if not n:
         return {"n": 0}
@@ -163,6 +171,7 @@ def _run_locked(grid: list[Spec], keys: list[str], *, fn: str, study: str, run_i
         "backend": backend if backend is not None else (old or {}).get("backend"),
         "backends_seen": sorted(backends_seen),
         "params": params if params is not None else (old or {}).get("params"),
+        "fn_defaults": _fn_defaults(fn),
         "settings": {"workers": workers, "out_root": str(out_root), "progress": progress,
                      "validate": getattr(validate, "__qualname__", None) if validate else None},
         "code": code, "environment": env,
