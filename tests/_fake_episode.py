@@ -1,9 +1,10 @@
 """A test-only episode function with deterministic records (same spec -> same records).
 
 Spec fields it reads (all optional): ``seed``, ``n_steps`` (step records, default 20),
-``n_agents`` (default 2), ``sleep_s`` (wall time to waste), ``fail_unless`` (raise unless
-that file exists), ``die_unless`` (``os._exit`` the process unless that file exists; only
-use with worker processes).
+``n_agents`` (default 2), ``sleep_s`` (wall time to waste), ``wait_for`` (block until that
+file exists, at most 20 s), ``touch`` (create that file when done), ``fail_unless`` (raise
+unless that file exists), ``die_unless`` (``os._exit`` the process unless that file exists;
+only use with worker processes). None of these change the records.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ DEFAULTS = {"seed": 0, "n_steps": 20, "n_agents": 2, "sleep_s": 0.0}
 def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
     if spec.get("sleep_s"):
         time.sleep(float(spec["sleep_s"]))
+    if spec.get("wait_for"):
+        deadline = time.monotonic() + 20
+        while not os.path.exists(spec["wait_for"]) and time.monotonic() < deadline:
+            time.sleep(0.01)
     if spec.get("fail_unless") and not os.path.exists(spec["fail_unless"]):
         raise RuntimeError(f"fake failure: {spec['fail_unless']} is missing")
     if spec.get("die_unless") and not os.path.exists(spec["die_unless"]):
@@ -42,12 +47,15 @@ def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
                "cr": progress[-1], "progress": progress,
                "credits": {str(a): rng.randrange(4) for a in range(n_agents)},
                "goal": {"on_apple_13": 1}, "actions": n_steps, "backend": "fake"}
+    if spec.get("touch"):
+        open(spec["touch"], "a").close()
     return {"episode": episode, "steps": steps}
 
 
 def validate(spec: dict[str, Any]) -> None:
     """A caller-supplied check: only known fields."""
-    allowed = {"seed", "n_steps", "n_agents", "sleep_s", "fail_unless", "die_unless", "protocol"}
+    allowed = {"seed", "n_steps", "n_agents", "sleep_s", "fail_unless", "die_unless", "protocol",
+               "wait_for", "touch"}
     unknown = set(spec) - allowed
     if unknown:
         raise ValueError(f"unknown field(s) {sorted(unknown)}; allowed: {sorted(allowed)}")

@@ -123,9 +123,13 @@ def test_validate_is_called_on_every_spec_before_any_episode_runs(tmp_path: Path
 # --- parallel == serial, determinism ---------------------------------------------------------
 
 def test_workers2_loads_the_same_records_as_workers1(tmp_path: Path) -> None:
-    # the first spec sleeps longest, so with 2 workers episodes finish out of grid order
-    specs = [{"seed": s, "n_steps": 7 + s, "sleep_s": 0.4 if s == 0 else 0.01} for s in range(8)]
+    # with 2 workers the first episode waits for the last one, so they finish out of grid order
+    flag = tmp_path / "flag"
+    specs = [{"seed": s, "n_steps": 7 + s} for s in range(8)]
+    specs[0]["wait_for"] = specs[-1]["touch"] = str(flag)
+    flag.touch()  # in-process, nobody would touch it in time
     r1 = run_grid(specs, fn=FN, study="s", run_id="w1", out_root=tmp_path, workers=1, progress=False)
+    flag.unlink()
     r2 = run_grid(specs, fn=FN, study="s", run_id="w2", out_root=tmp_path, workers=2, progress=False)
     assert (r1.n_done, r2.n_done, r2.n_failed) == (8, 8, 0)
     grid_keys = [episode_key(s) for s in specs]
