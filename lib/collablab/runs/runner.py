@@ -6,25 +6,22 @@ See ``store`` for the write order that makes a crash at any moment recoverable.
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 import re
 import time
 import warnings
-from collections import deque
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .grid import Spec, canonical_json, default_run_id, episode_key, normalize_specs
+from .grid import Spec, default_run_id, episode_key, normalize_specs
 from .manifest import (SCHEMA, code_version, environment, now_iso, read_manifest, spec_fields,
                        write_manifest)
+from .pool import Item, start_method
+from .pool import results as results_of
 from .store import (EPISODES, FAILURES, KEY, STEPS, TIMINGS, Appender, RunLock, read_records,
                     repair_jsonl)
-from .worker import execute, resolve, watch_parent
+from .worker import resolve
 
 DEFAULT_FN = "collablab.mecobench_run:run_spec"
 MANIFEST_EVERY_S = 5.0
@@ -65,10 +62,6 @@ def _check_name(field_name: str, value: Any) -> str:
         raise ValueError(f"{field_name}: must be a non-empty folder name of letters, digits and "
                          f"_.=+- (not starting with . or -), got {value!r}")
     return value
-
-
-def _start_method() -> str:
-    return "forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn"
 
 
 def _check_existing(run_dir: Path, manifest: dict[str, Any] | None, fn: str,
@@ -160,7 +153,7 @@ def _run_locked(grid: list[Spec], keys: list[str], *, fn: str, study: str, run_i
                       f"were run with {old['code']['commit'][:12]}; see manifest sessions",
                       stacklevel=3)
     session = {"started": now_iso(), "ended": None, "status": "running", "workers": workers,
-               "start_method": _start_method() if workers > 1 else "in-process",
+               "start_method": start_method() if workers > 1 else "in-process",
                "code": code, "python": env["python"], "packages": env["packages"],
                "params": params, "backend": backend, "n_new": 0, "n_failed": 0}
     manifest: dict[str, Any] = {
@@ -191,14 +184,14 @@ def _run_locked(grid: list[Spec], keys: list[str], *, fn: str, study: str, run_i
         write_manifest(run_dir, manifest)
 
     save("running")
-    todo = [(i, k, s) for i, (k, s) in enumerate(zip(keys, grid)) if k not in done]
+    todo: list[Item] = [(i, k, s) for i, (k, s) in enumerate(zip(keys, grid)) if k not in done]
     new_failures: list[dict[str, Any]] = []
     wall_sum, wall_max = 0.0, 0.0
     appender = Appender(run_dir)
     bar = _bar(total=len(grid), initial=len(done), disable=not progress, desc=f"{study}/{run_id}")
     last_save = time.monotonic()
     status = "interrupted"
-    results = _results(todo, fn, workers)
+    results = results_of(todo, fn, workers)
     try:
         for res in results:
             if res["ok"]:
@@ -254,85 +247,3 @@ def _bar(**kw: Any) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(unit="ep", dynamic_ncols=True, **kw)
-
-
-Item = tuple[int, str, Spec]
-
-
-def _died(item: Item) -> dict[str, Any]:
-    return {"ok": False, "key": item[1], "index": item[0], "error_type": "WorkerDied",
-            "error": "the worker process died (killed, out of memory or a crash in native code) "
-                     "while running this episode alone (if every episode dies: a script that uses "
-                     "workers > 1 needs an `if __name__ == '__main__':` guard)",
-            "traceback": "", "wall_s": 0.0, "pid": None}
-
-
-def _results(todo: list[Item], fn: str, workers: int) -> Iterator[dict[str, Any]]:
-    """Results of ``todo`` in completion order: in-process for one worker, else a process pool.
-
-    If a worker process dies, the pool breaks and every episode in flight is a suspect;
-    suspects are retried one at a time in a fresh pool, so only the one that kills its
-    worker alone is recorded as failed.
-    """
-    if workers == 1 or len(todo) <= 1:
-        for i, k, s in todo:
-            yield execute(fn, k, i, canonical_json(s))
-        return
-    queue: deque[Item] = deque(todo)
-    suspects: deque[Item] = deque()
-    ctx = mp.get_context(_start_method())
-    n = min(workers, len(todo))
-    while queue or suspects:
-        pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=watch_parent,
-                                   initargs=(os.getpid(),))
-        pending: dict[Future[dict[str, Any]], Item] = {}
-        broken = False
-        try:
-            while True:
-                while not broken and not (suspects and pending):
-                    source = suspects if suspects else queue  # a suspect runs alone
-                    if not source or len(pending) >= 2 * n:
-                        break
-                    item = source.popleft()
-                    try:
-                        fut = pool.submit(execute, fn, item[1], item[0], canonical_json(item[2]))
-                    except BrokenProcessPool:
-                        source.appendleft(item)
-                        broken = True
-                        break
-                    pending[fut] = item
-                    if source is suspects:
-                        break
-                if not pending:
-                    break
-                alone = len(pending) == 1
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    item = pending.pop(fut)
-                    try:
-                        res = fut.result()
-                    except BrokenProcessPool:
-                        broken = True
-                        if alone:
-                            yield _died(item)
-                        else:
-                            suspects.append(item)
-                        continue
-                    yield res
-            if not broken:
-                pool.shutdown(wait=True)
-                return
-        except BaseException:
-            _terminate(pool)
-            raise
-        _terminate(pool)
-
-
-def _terminate(pool: ProcessPoolExecutor) -> None:
-    """Stop a pool without waiting for running episodes (their results are not written)."""
-    for p in list((getattr(pool, "_processes", None) or {}).values()):
-        try:
-            p.terminate()
-        except Exception:  # noqa: BLE001 - already gone
-            pass
-    pool.shutdown(wait=False, cancel_futures=True)
