@@ -191,7 +191,7 @@ def test_indicators_keep_scalar_episode_columns_and_reject_duplicates() -> None:
     assert {"protocol", "backend", "task_id", "success", "cr", "seed"} <= set(ind.columns)
     assert "progress" not in ind.columns and "goal" not in ind.columns
     assert ind.loc[0, "n_objects"] == 2
-    with pytest.raises(ValueError, match="episode_id must be unique"):
+    with pytest.raises(ValueError, match="episode_id must be unique.*episode_key"):
         failure_indicators(pd.concat([eps, eps]), steps)
 
 

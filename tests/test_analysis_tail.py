@@ -243,3 +243,17 @@ def test_stratum_table_style_caption_and_empty_stratum_plot() -> None:
     assert n_na > 0 and sum(t.get_text() == "n/a" for ax in fig.axes for t in ax.texts) == n_na
     empty = plots.stratum_plot(t20.iloc[0:0], backend="heuristic")
     assert any("not enough wrong-grab episodes" in t.get_text() for t in empty.axes[0].texts)
+
+
+def test_tail_uses_episode_key_when_episode_ids_repeat() -> None:
+    eps, steps = synthetic(n_tasks=4, seeds=1)
+    eps["episode_key"], steps["episode_key"] = eps["episode_id"], steps["episode_id"]
+    short = {e: e.split("-", 1)[1] for e in eps["episode_id"]}  # drop the protocol: ids repeat
+    eps["episode_id"], steps["episode_id"] = eps["episode_id"].map(short), steps["episode_id"].map(short)
+    r = analysis_tail(eps, steps, contrast_col="protocol", show=False, n_resamples=200)
+    assert any("episode_key" in n for n in r["notes"])
+    expected = synthetic(n_tasks=4, seeds=1)
+    ref = analysis_tail(*expected, contrast_col="protocol", show=False, n_resamples=200)
+    assert r["indicators"]["n_wrong_grabs"].tolist() == ref["indicators"]["n_wrong_grabs"].tolist()
+    with pytest.raises(ValueError, match="episode_key"):
+        analysis_tail(eps.drop(columns="episode_key"), steps, contrast_col="protocol", show=False)

@@ -37,6 +37,7 @@ __all__ = [
     "backend_labels",
     "behaviour_effects",
     "behaviour_table",
+    "check_unique_ids",
     "episode_behaviours",
     "load_rules",
     "tag_messages",
@@ -180,6 +181,16 @@ def tag_text(text: str | None, rules: RuleSet | None = None) -> dict[str, bool]:
     return (rules or load_rules()).tag(text)
 
 
+def check_unique_ids(episodes: pd.DataFrame) -> None:
+    """Steps are joined to episodes by ``episode_id``; it must identify one episode."""
+    require_columns(episodes, ["episode_id"])
+    dup = episodes["episode_id"].duplicated()
+    if dup.any():
+        some = pd.unique(episodes.loc[dup, "episode_id"]).tolist()[:5]
+        raise ValueError(f"episodes: episode_id must be unique, repeated: {some}; records from collablab.runs "
+                         "carry a unique 'episode_key' in episodes and steps: use it as episode_id")
+
+
 def _messages(steps: pd.DataFrame) -> pd.DataFrame:
     cols = ["episode_id", "step", "agent", "message"]
     if steps is None or "message" not in steps.columns or len(steps) == 0:
@@ -219,7 +230,7 @@ def episode_behaviours(episodes: pd.DataFrame, steps: pd.DataFrame, rules: RuleS
     reuses a :func:`tag_messages` result.
     """
     rs = rules or load_rules()
-    require_columns(episodes, ["episode_id"])
+    check_unique_ids(episodes)
     tagged = tag_messages(steps, rs) if tagged is None else tagged
     names = rs.names
     if len(tagged):

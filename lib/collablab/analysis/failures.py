@@ -33,7 +33,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .behaviours import RuleSet, backend_labels, load_rules, tag_messages
+from .behaviours import RuleSet, backend_labels, check_unique_ids, load_rules, tag_messages
 from .lift import lift_table, wilson_ci
 from .significance import require_columns
 from .stratified import StratifiedResult, stratified_effect, top_code
@@ -281,10 +281,7 @@ def failure_indicators(episodes: pd.DataFrame, steps: pd.DataFrame, *, rules: Ru
     See the module docstring for the definitions; ``dup_window``, ``idle_steps`` and
     ``claim_check`` (:func:`completion_claims`) tune them.
     """
-    require_columns(episodes, ["episode_id"])
-    if episodes["episode_id"].duplicated().any():
-        dups = episodes.loc[episodes["episode_id"].duplicated(), "episode_id"].tolist()[:5]
-        raise ValueError(f"episodes: episode_id must be unique; repeated: {dups}")
+    check_unique_ids(episodes)
     rs = rules or load_rules()
     steps = steps if steps is not None else pd.DataFrame(columns=["episode_id"])
     tagged = tag_messages(steps, rs) if tagged is None else tagged

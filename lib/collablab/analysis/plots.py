@@ -272,9 +272,11 @@ def progress_long(episodes: pd.DataFrame, by: str | None = None) -> pd.DataFrame
     from .significance import require_columns
 
     require_columns(episodes, ["progress", "n_agents", by])
+    from .failures import _as_list
+
     rows = []
     for r in episodes.to_dict("records"):
-        prog = list(r["progress"]) if r["progress"] is not None else []
+        prog = _as_list(r["progress"]) or []
         if not prog:
             continue
         n = int(r["n_agents"])

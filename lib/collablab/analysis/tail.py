@@ -128,7 +128,8 @@ def analysis_tail(
     ``"protocol"``); ``contrasts`` lists ``(a, b)`` pairs (default: every pair in order of
     appearance).  ``by`` splits the behaviour, failure and correction tables (default
     ``structure``: parallel / sequential; ignored when the column is missing).
-    ``n_resamples`` sets bootstrap and permutation resamples of the contrasts.
+    ``n_resamples`` sets bootstrap and permutation resamples of the contrasts (and, up to
+    1000, of the team-size CI band).
 
     Returned keys: backends, rules_version, messages, episode_behaviours,
     behaviour_effects, behaviour_table, indicators, lift_table, coord_query_table,
@@ -141,6 +142,11 @@ def analysis_tail(
     by = by if by is not None and by in episodes.columns else None
     rules = load_rules()
     notes: list[str] = []
+    if episodes["episode_id"].duplicated().any() and "episode_key" in episodes.columns \
+            and "episode_key" in steps.columns and not episodes["episode_key"].duplicated().any():
+        episodes = episodes.assign(episode_id=episodes["episode_key"])
+        steps = steps.assign(episode_id=steps["episode_key"])
+        notes.append("episode_id repeats across grid points: episodes identified by episode_key instead")
     backends = backend_labels(episodes)
     label = backend_title(episodes) if backends else "backend: unknown (no 'backend' column)"
     if not backends:
@@ -172,7 +178,8 @@ def analysis_tail(
     if corr.ok:
         figures["correction"] = stratum_plot(corr.table20, backend=episodes)
     if "n_agents" in episodes.columns and episodes["n_agents"].nunique() > 1:
-        figures["team_size"] = team_size_plot(episodes, "success", hue=contrast_col, backend=episodes)
+        figures["team_size"] = team_size_plot(episodes, "success", hue=contrast_col, backend=episodes,
+                                              n_boot=min(1000, n_resamples))
 
     result: dict[str, Any] = dict(
         backends=backends, rules_version=rules.version, messages=tagged, episode_behaviours=eb,
