@@ -119,6 +119,7 @@ def test_tail_returns_all_tables_and_labelled_figures() -> None:
 
 
 def test_tail_show_displays_each_item_with_a_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython.core.formatters
     import IPython.display
 
     shown: list[Any] = []
@@ -132,6 +133,9 @@ def test_tail_show_displays_each_item_with_a_sentence(monkeypatch: pytest.Monkey
     assert any("backend: heuristic (offline policy, not an LLM)" in t for t in texts)
     figs = [o for o in shown if isinstance(o, Figure)]
     assert len(figs) == len(r["figures"])
+    # built without pyplot, they render themselves as PNG (no inline backend needed)
+    formatter = IPython.core.formatters.PNGFormatter()
+    assert all(formatter(f)[:8] == b"\x89PNG\r\n\x1a\n" for f in figs)
     assert any(o is r["behaviour_table"] for o in shown)
 
 

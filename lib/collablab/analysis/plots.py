@@ -1,7 +1,8 @@
 """Figures for the analysis tail, in one house style.
 
-Every function returns a matplotlib ``Figure`` built without pyplot (so nothing is shown
-twice in a notebook and nothing leaks between tests); none calls ``plt.show()``.  Every
+Every function returns a matplotlib ``Figure`` (:class:`HouseFigure`, which shows itself
+as PNG in Jupyter) built without pyplot, so nothing is shown twice in a notebook and
+nothing leaks between tests; none calls ``plt.show()``.  Every
 title carries the backend label(s) of the data, e.g. "backend: heuristic", so numbers
 from the offline heuristic policy are never mistaken for findings about LLMs (DESIGN.md).
 The backend comes from the ``backend`` argument (a label, a list of labels, or the
@@ -21,6 +22,7 @@ from matplotlib.figure import Figure
 
 __all__ = [
     "BackendLike",
+    "HouseFigure",
     "backend_title",
     "dup_grab_plot",
     "forest_plot",
@@ -80,8 +82,24 @@ def backend_title(backend: BackendLike, table: pd.DataFrame | None = None) -> st
     return text
 
 
+class HouseFigure(Figure):
+    """A matplotlib Figure that renders itself as PNG in Jupyter.
+
+    Figures here are built without pyplot (no double display, no leaks), so the inline
+    backend may never have registered its Figure formatter in the kernel; ``_repr_png_``
+    makes ``display(fig)`` or a bare ``fig`` at the end of a cell show the image anyway.
+    """
+
+    def _repr_png_(self) -> bytes:
+        import io
+
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", bbox_inches="tight")
+        return buf.getvalue()
+
+
 def _new(width: float = 6.4, height: float = 4.0) -> tuple[Figure, Any]:
-    fig = Figure(figsize=(width, height), layout="constrained")
+    fig = HouseFigure(figsize=(width, height), layout="constrained")
     return fig, fig.subplots()
 
 
@@ -217,7 +235,7 @@ def stratum_plot(table20: pd.DataFrame, *, backend: BackendLike = None,
         return fig
     t = table20.reset_index().drop_duplicates(["group", "#WG"])
     groups = list(pd.unique(t["group"]))
-    fig = Figure(figsize=(max(4.0, 3.4 * len(groups)), 3.6), layout="constrained")
+    fig = HouseFigure(figsize=(max(4.0, 3.4 * len(groups)), 3.6), layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, len(groups), sharey=True))
     for ax, g in zip(axes, groups):
         part = t[t["group"] == g]
