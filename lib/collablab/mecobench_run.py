@@ -8,12 +8,12 @@ Unknown keys and bad values are rejected before anything runs.
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 from typing import Any
 
 from .agents.heuristic import PROFILES, HeuristicPolicy
 from .agents.oracle import OracleTeam
 from .agents.team import EmbodiedTeam
+from .paths import outputs_dir
 from .episode import EpisodeConfig, check_config, run_episode
 from .protocols import PROTOCOLS, make_protocol
 from .tasks.mecobench import PRIORS, Task, load_tasks
@@ -37,7 +37,7 @@ POLICIES = ("heuristic", "oracle")
 @functools.lru_cache(maxsize=8)
 def _tasks(source: str, suite_seed: int) -> dict[str, Task]:
     if source == "suite":
-        tasks = load_suite(suite_seed, cache_dir=Path("outputs") / "tasks")
+        tasks = load_suite(suite_seed, cache_dir=outputs_dir() / "tasks")
     else:
         tasks = load_tasks(source)
     return {t.task_id: t for t in tasks}

@@ -33,14 +33,15 @@ def parameter_set(notebook: Path, name: str, root: Path = ROOT) -> dict:
     return dict(sets[name] or {})
 
 
-def run_all(param_set: str = "default", out_dir: Path | None = None, root: Path = ROOT) -> int:
+def run_all(param_set: str = "default", out_dir: Path | None = None, root: Path = ROOT,
+            only: list[str] | None = None) -> int:
     """Execute every notebook with papermill; return the number that failed."""
     import papermill as pm
 
-    out_dir = out_dir or root / "outputs" / "notebooks"
+    out_dir = out_dir or root / "outputs" / "notebooks" / param_set
     out_dir.mkdir(parents=True, exist_ok=True)
     failures = 0
-    paths = notebook_paths(root)
+    paths = [p for p in notebook_paths(root) if not only or any(p.stem.startswith(o) for o in only)]
     if not paths:
         print("no notebooks found under notebooks/")
     for nb in paths:
@@ -63,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run-all", help="run every notebook with papermill")
     run.add_argument("--params", default="default", help="parameter set: default, smoke or full")
     run.add_argument("--out", type=Path, default=None, help="output folder (default outputs/notebooks)")
+    run.add_argument("--only", nargs="*", default=None, help="notebook name prefixes, e.g. 01 03")
     args = parser.parse_args(argv)
-    return 1 if run_all(args.params, args.out) else 0
+    return 1 if run_all(args.params, args.out, only=args.only) else 0
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ such planners does; they are never findings about LLMs.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..tasks.catalog import CONFUSABLE
@@ -75,7 +75,8 @@ class HeuristicPolicy(Policy):
     backend = "heuristic"
 
     def __init__(self, profile: str | Profile = "strong") -> None:
-        self.profile = get_profile(profile) if isinstance(profile, str) else profile
+        self.base_profile = get_profile(profile) if isinstance(profile, str) else profile
+        self.profile = self.base_profile
 
     # -- episode state ------------------------------------------------------------------
     def reset(self, ctx: AgentContext) -> None:
@@ -83,6 +84,11 @@ class HeuristicPolicy(Policy):
         self.me = ctx.agent
         self.rng = random.Random(f"heuristic-{ctx.seed}-{ctx.agent}")
         self.goal = parse_goal_text(ctx.goal_text)
+        self.profile = self.base_profile
+        if not self.goal.has_appearance:
+            # without appearance priors look-alikes are harder to tell apart (§6.1, D.5)
+            p = self.base_profile
+            self.profile = replace(p, p_wrong_grab=min(1.0, 2 * p.p_wrong_grab + 0.05))
         self.known: dict[int, Known] = {}
         self.cls_of: dict[int, str] = {}  # every object id ever seen or mentioned -> class
         self.furniture: dict[int, tuple[str, str]] = {}  # id -> (class, room)

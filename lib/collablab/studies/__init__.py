@@ -1,0 +1,1 @@
+"""Study helpers the notebooks call: grids, tables, labels (one module per paper)."""
