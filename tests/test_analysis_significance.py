@@ -297,3 +297,10 @@ def test_compare_exact_sign_flip_on_few_tasks_is_reproducible() -> None:
     ref = stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=np.inf)
     assert a["p_value"].iloc[0] == pytest.approx(ref.pvalue, abs=1e-12)
     assert "exact" in a["note"].iloc[0]
+
+
+def test_holm_equals_multipletests_on_random_families_with_ties() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        p = np.round(rng.uniform(0, 0.2, size=rng.integers(1, 12)), 2)  # rounding makes ties
+        assert holm_adjust(p) == pytest.approx(multipletests(p, method="holm")[1], abs=1e-12)

@@ -57,6 +57,8 @@ def test_message_templates_parse_back_into_facts():
     assert M.parse_instruction(a.assignments[1]) == ("receive", (6,))
     assert M.parse_instruction("hand over the plate (31) to agent 1 at door 6.") == ("give", (31, 1, 6))
     assert M.parse("I think we should hurry.").claims == []
+    h = M.parse(M.peer_correction(1, "milk", "juice") + " " + M.assign_room(2, "bedroom"))
+    assert h.corrected == {1} and h.room_assignments == {2: "bedroom"}
 
 
 def test_goal_text_parsing_our_suite():

@@ -114,6 +114,8 @@ class HeuristicPolicy(Policy):
         self.teammate_holding: dict[int, list[int]] = {}
         self.teammate_door: dict[int, int | None] = {}
         self.views: dict[int, dict[str, Any]] = {}
+        self.preferred_room: str | None = None
+        self.asked_ready: set[int] = set()
 
     # -- perception -------------------------------------------------------------------------
     def observe(self, obs: dict[str, Any]) -> None:
@@ -140,7 +142,7 @@ class HeuristicPolicy(Policy):
         visible = {v["id"]: v for v in obs["visible"]}
         for oid, k in list(self.known.items()):
             if k.room == room and oid not in visible and not self._hidden(k):
-                if self._needed(k.cls) and mine:
+                if self._needed(k.cls) and mine and not self._claimed_by_other(oid):
                     self.negatives.append(M.negative(k.cls, room, k.loc_cls))
                 del self.known[oid]
         for v in visible.values():
@@ -246,6 +248,15 @@ class HeuristicPolicy(Policy):
                 self.checked.add((furn, room))
         if f.done and not self.done_believed and self.rng.random() < self.profile.p_believe_done:
             self.done_believed = True
+        if f.room_assignments.get(self.me) and self.preferred_room is None:
+            self.preferred_room = f.room_assignments[self.me]
+        if self.me in f.corrected:
+            for oid in list(self.believed):
+                real = self.cls_of.get(oid)
+                if real is not None and real != self.believed[oid]:
+                    self.corrections.append(M.self_correction(real, self.believed[oid]))
+                    self.believed[oid] = real
+                    self.to_drop.add(oid)
         if self.me in f.delegations:
             oid = f.delegations[self.me]
             if oid in self.known and not self._claimed_by_other(oid):
@@ -268,6 +279,14 @@ class HeuristicPolicy(Policy):
         offer = self._offering()
         if offer:
             parts.append(M.at_door_with(*offer))
+            partner = (self.me + 1) % self.ctx.n_agents
+            ready = self.ready.get(offer[0])
+            if not (ready and self.step - ready[1] <= 1) and offer[0] not in self.asked_ready:
+                parts.append(M.ask_ready(partner, offer[0]))  # a coordination query (Table 17)
+                self.asked_ready.add(offer[0])
+        parts += self._peer_corrections()
+        if self.step == 0 and self.me == 0 and self.profile.delegates and not self.goal.locations:
+            parts += self._room_split()
         wait_door = self._awaiting_door()
         if wait_door is not None and self.obs.get("at_door") == wait_door:
             parts.append(M.ready_to_receive(wait_door))
@@ -312,6 +331,25 @@ class HeuristicPolicy(Policy):
         if loc is not None:
             return M.check(loc[1], loc[2], loc[0])
         return None
+
+    def _peer_corrections(self) -> list[str]:
+        """Tell a teammate in the same room that it holds a look-alike of what the task needs."""
+        out = []
+        twins = {v: k for k, v in CONFUSABLE.items() if self._item(k) is not None}
+        for other in self.obs.get("agents_here", []):
+            for cls in other["holding"]:
+                if cls in twins:
+                    out.append(M.peer_correction(other["agent"], cls, twins[cls]))
+        return out[:1]
+
+    def _room_split(self) -> list[str]:
+        """Without location priors, the first agent proposes who searches which room."""
+        rooms = [r for r in self.ctx.allowed_rooms if r != self.obs["room"]]
+        out = []
+        for a in range(1, self.ctx.n_agents):
+            if rooms:
+                out.append(M.assign_room(a, rooms[(a - 1) % len(rooms)]))
+        return out
 
     def _delegations(self) -> list[str]:
         out = []
@@ -632,9 +670,11 @@ class HeuristicPolicy(Policy):
         loc = self._next_prior()
         if loc is not None:
             return self._go_check(loc)
-        for room in self.ctx.allowed_rooms:
-            if room not in self.explored:
-                return Action("walk_to_room", room=room)
+        unexplored = [r for r in self.ctx.allowed_rooms if r not in self.explored]
+        if self.preferred_room in unexplored:
+            return Action("walk_to_room", room=self.preferred_room)
+        for room in unexplored:
+            return Action("walk_to_room", room=room)
         for fid, closed in sorted(self.closed.items()):
             if closed and self.furniture.get(fid, ("", ""))[1] == self.obs["room"] and self._free_hand():
                 return Action("open", obj=fid) if self.near == fid else Action("walk", obj=fid)

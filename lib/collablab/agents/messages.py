@@ -57,6 +57,10 @@ def self_correction(wrong: str, cls: str) -> str:
     return f"I accidentally grabbed a {wrong} instead of the {cls}. I will put it back."
 
 
+def peer_correction(agent: int, wrong: str, cls: str) -> str:
+    return f"Agent {agent}, that is a {wrong}, not the {cls}."
+
+
 def negative(cls: str, room: str, furniture: str | None = None) -> str:
     if furniture:
         return f"I could not find the {cls} on the {furniture} in the {room}."
@@ -94,6 +98,8 @@ _RE = {
     "assignment": re.compile(r"\bAgent (\d+): (.+?)(?=(?:\s*Agent \d+:)|$)", re.I | re.S),
     "delegate": re.compile(r"\bAgent (\d+), please (?:grab|get|take|fetch) " + _OBJ, re.I),
     "wrong": re.compile(r"\bgrabbed an? ([a-z_]+) instead of the ([a-z_]+)", re.I),
+    "peer": re.compile(r"\bAgent (\d+), that is an? ([a-z_]+), not the ([a-z_]+)", re.I),
+    "handle": re.compile(r"\bAgent (\d+), you handle the ([a-z_]+)", re.I),
 }
 
 
@@ -111,6 +117,8 @@ class Facts:
     negatives: list[tuple[str, str | None, str]] = field(default_factory=list)  # cls, furniture, room
     assignments: dict[int, str] = field(default_factory=dict)
     delegations: dict[int, int] = field(default_factory=dict)  # agent -> object id
+    corrected: set[int] = field(default_factory=set)  # agents told they hold a look-alike
+    room_assignments: dict[int, str] = field(default_factory=dict)  # agent -> room to search
 
 
 def parse(text: str | None) -> Facts:
@@ -134,6 +142,8 @@ def parse(text: str | None) -> Facts:
                    for m in _RE["negative"].finditer(text)]
     f.assignments = {int(m.group(1)): m.group(2).strip() for m in _RE["assignment"].finditer(text)}
     f.delegations = {int(m.group(1)): int(m.group(3)) for m in _RE["delegate"].finditer(text)}
+    f.corrected = {int(m.group(1)) for m in _RE["peer"].finditer(text)}
+    f.room_assignments = {int(m.group(1)): m.group(2).lower() for m in _RE["handle"].finditer(text)}
     return f
 
 

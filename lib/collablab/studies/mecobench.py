@@ -13,7 +13,8 @@ import pandas as pd
 from .. import mecobench_run
 from ..metrics import mecobench as metrics
 from ..paths import outputs_dir
-from ..runs import canonical_json, expand_grid, load_run, run_grid
+from ..fingerprint import code_fingerprint
+from ..runs import canonical_json, default_run_id, expand_grid, load_run, run_grid
 
 FN = "collablab.mecobench_run:run_spec"
 MAX_TEAM = 10
@@ -63,6 +64,8 @@ def run(study: str, specs: Sequence[dict[str, Any]], params: dict[str, Any], wor
         run_id: str | None = None, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """Run (or resume) a grid; return (episodes, steps, run folder). Repeated specs run once."""
     unique = list({canonical_json(s): s for s in reversed(list(specs))}.values())[::-1]
+    # the default folder changes with the code, so a resumed run never mixes results of two versions
+    run_id = run_id or f"{default_run_id(unique, FN)}-{code_fingerprint()}"
     res = run_grid(unique, fn=FN, study=study, run_id=run_id, out_root=outputs_dir(), workers=workers,
                    progress=progress, params={**params, "spec_defaults": mecobench_run.DEFAULTS},
                    backend=backend_of(specs), validate=mecobench_run.validate)
