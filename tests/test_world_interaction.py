@@ -88,20 +88,26 @@ def test_walk_to_door_outside_zone_is_a_spatial_error():
     assert bad.status == "invalid" and "allowed: 3" in bad.feedback
 
 
-def test_held_objects_follow_their_holder(world):
-    """Pitfall: the executor leaves held objects INSIDE the room they were grabbed in."""
+def _run_raw(lines):
+    """VirtualHome's executor alone on the mini scene (one character in the kitchen)."""
     eg = vh.load()
     env, ex, sc = eg.environment, eg.execution, eg.scripts
-    # raw executor: grab in the kitchen, walk to the living room -> object stays in the kitchen
     g = mini_scene().copy_graph()
     g["nodes"].append({"id": 50, "class_name": "character", "category": "Characters", "properties": [], "states": []})
     g["edges"].append({"from_id": 50, "relation_type": "INSIDE", "to_id": 1})
     graph = env.EnvironmentGraph(g)
     state = env.EnvironmentState(graph, {}, instance_selection=True)
     e = ex.ScriptExecutor(graph, {}, 0)
-    for line in ("[walk] <cupcake> (21)", "[grab] <cupcake> (21)", "[walk] <livingroom> (2)"):
+    for line in lines:
         ok, state = e.execute_one_step(sc.Script([sc.parse_script_line(line, 0)]), state, in_place=True)
-        assert ok
+        assert ok, line
+    return env, state
+
+
+def test_held_objects_follow_their_holder(world):
+    """Pitfall: the executor leaves held objects INSIDE the room they were grabbed in."""
+    # raw executor: grab in the kitchen, walk to the living room -> object stays in the kitchen
+    env, state = _run_raw(("[walk] <cupcake> (21)", "[grab] <cupcake> (21)", "[walk] <livingroom> (2)"))
     assert state.get_node_ids_from(21, env.Relation.INSIDE) == {1}
     # our world: the cupcake is in the living room with its holder
     world.step({0: Action("walk", obj=21)})
@@ -133,17 +139,8 @@ def test_executor_error_messages_do_not_accumulate(world):
 
 def test_raw_executor_accepts_put_on_a_non_surface():
     """Pitfall: the executor does not check that a put target is a surface; the world does."""
-    eg = vh.load()
-    env, ex, sc = eg.environment, eg.execution, eg.scripts
-    g = mini_scene().copy_graph()
-    g["nodes"].append({"id": 50, "class_name": "character", "category": "Characters", "properties": [], "states": []})
-    g["edges"].append({"from_id": 50, "relation_type": "INSIDE", "to_id": 1})
-    graph = env.EnvironmentGraph(g)
-    state = env.EnvironmentState(graph, {}, instance_selection=True)
-    e = ex.ScriptExecutor(graph, {}, 0)
-    for line in ("[walk] <cupcake> (21)", "[grab] <cupcake> (21)", "[walk] <chair> (12)", "[putback] <cupcake> (21) <chair> (12)"):
-        ok, state = e.execute_one_step(sc.Script([sc.parse_script_line(line, 0)]), state, in_place=True)
-        assert ok, line
+    _run_raw(("[walk] <cupcake> (21)", "[grab] <cupcake> (21)", "[walk] <chair> (12)",
+              "[putback] <cupcake> (21) <chair> (12)"))
 
 
 def test_observation_contents(world):
