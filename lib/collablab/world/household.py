@@ -118,6 +118,7 @@ class Household:
         for nid, n in scene.nodes.items():
             self._class_ids.setdefault(n["class_name"], []).append(nid)
         self._static_room = {nid: scene.room_of(nid) for nid in scene.nodes}
+        self._movable = {nid for nid, n in scene.nodes.items() if "GRABBABLE" in n.get("properties", [])}
         self.at_door: list[int | None] = [None] * n_agents
         self.placed_by: dict[int, int] = {}
         self.feedback: list[str] = ["" for _ in range(n_agents)]
@@ -541,13 +542,6 @@ class Household:
                 out.append(nid)
         out.extend(o for o in self._movable if self.room_of(o) == room)
         return sorted(out)
-
-    @property
-    def _movable(self) -> set[int]:
-        if not hasattr(self, "_movable_ids"):
-            self._movable_ids = {nid for nid, n in self.scene.nodes.items()
-                                 if "GRABBABLE" in n.get("properties", [])}
-        return self._movable_ids
 
     def snapshot(self) -> dict[str, Any]:
         """Canonical (sorted) graph of the current state, for comparisons and logs."""

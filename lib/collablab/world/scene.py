@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 ROOM_CLASSES = ("bathroom", "bedroom", "kitchen", "livingroom")
 STRUCTURAL_CATEGORIES = frozenset({"Rooms", "Walls", "Floor", "Floors", "Ceiling", "Characters"})
@@ -194,8 +194,3 @@ def scene_from_mecobench(task: dict[str, Any]) -> Scene:
     if not doors:
         doors = doors_from_between_edges(graph)
     return Scene(graph=graph, doors=doors, name=scene.name)
-
-
-def iter_categories(scene: Scene, categories: Iterable[str]) -> list[int]:
-    cats = set(categories)
-    return sorted(i for i, n in scene.nodes.items() if n["category"] in cats)
