@@ -10,66 +10,23 @@ such planners does; they are never findings about LLMs.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ..tasks.catalog import CONFUSABLE
 from ..world.actions import WAIT, Action
 from . import messages as M
-from .base import AgentContext, Assignment, Decision, Policy, Utterance
+from .base import AgentContext, Decision, Policy, Utterance
+from .heuristic_leader import LeaderMixin
+from .heuristic_memory import Known, SharedMemoryMixin
 from .messages import Message
+from .profiles import Profile, get_profile
 from .priors import GoalItem, parse_goal_text
 
 CLAIM_TTL = 6  # steps a teammate's claim is respected without renewal
 
 
-@dataclass(frozen=True)
-class Profile:
-    """How capable the heuristic agent is; probabilities are per decision."""
-
-    name: str
-    p_wrong_grab: float = 0.0  # target a visible look-alike instead of the real object
-    p_notice_mistake: float = 1.0  # per step, notice that a held object is the wrong one
-    p_false_done: float = 0.0  # per step (once half done), believe the task is complete
-    p_believe_done: float = 0.0  # believe a teammate's "task is complete"
-    p_forget_claim: float = 0.0  # ignore teammates' claims when choosing a target
-    p_explore_random: float = 0.0  # take a random room instead of the plan
-    p_zone_slip: float = 0.0  # a random room may lie outside its zone (a spatial error)
-    p_silent: float = 0.0  # stay silent instead of sending a useful message
-    report_limit: int = 4  # sightings per message
-    delegates: bool = True  # asks teammates to grab things it saw near them
-
-
-PROFILES: dict[str, Profile] = {
-    "oracle_like": Profile("oracle_like", p_notice_mistake=1.0),
-    "strong": Profile("strong", p_wrong_grab=0.03, p_notice_mistake=0.6, p_false_done=0.002,
-                      p_believe_done=0.2, p_forget_claim=0.05, p_explore_random=0.02, p_silent=0.05),
-    "medium": Profile("medium", p_wrong_grab=0.12, p_notice_mistake=0.35, p_false_done=0.006,
-                      p_believe_done=0.5, p_forget_claim=0.2, p_explore_random=0.06, p_zone_slip=0.25, p_silent=0.15,
-                      report_limit=3),
-    "weak": Profile("weak", p_wrong_grab=0.3, p_notice_mistake=0.15, p_false_done=0.015,
-                    p_believe_done=0.8, p_forget_claim=0.45, p_explore_random=0.15, p_zone_slip=0.5, p_silent=0.35,
-                    report_limit=2, delegates=False),
-}
-
-
-def get_profile(name: str) -> Profile:
-    if name not in PROFILES:
-        raise ValueError(f"profile: {name!r} is not allowed; allowed: {', '.join(PROFILES)}")
-    return PROFILES[name]
-
-
-@dataclass
-class Known:
-    cls: str
-    room: str
-    loc: int | None  # furniture id it is on/inside
-    loc_cls: str | None
-    rel: str  # "on" | "inside"
-    step: int
-
-
-class HeuristicPolicy(Policy):
+class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
     """Planner over beliefs; see module docstring."""
 
     backend = "heuristic"
@@ -364,100 +321,6 @@ class HeuristicPolicy(Policy):
                     break
         return out[:1]
 
-    # -- leader ------------------------------------------------------------------------------------
-    def assign(self, reports: list[Message], views: dict[int, dict[str, Any]] | None,
-               images: dict[int, Any] | None) -> Assignment:
-        for msg in reports:
-            f = M.parse(msg.text)
-            self._absorb_facts(msg.sender, f)
-            held = _held(msg.text)
-            self.cls_of.update(held)
-            self.teammate_holding[msg.sender] = list(held)
-        for a, obs in (views or {}).items():
-            if a != self.me:
-                self._absorb_view(obs, mine=False)
-                self.teammate_room[a] = obs["room"]
-                self.teammate_door[a] = obs.get("at_door")
-                self.teammate_holding[a] = [h["id"] for h in obs["holding"]]
-                self.cls_of.update({h["id"]: h["class_name"] for h in obs["holding"]})
-        self.teammate_room[self.me] = self.obs["room"]
-        self.teammate_door[self.me] = self.obs.get("at_door")
-        self.teammate_holding[self.me] = [h["id"] for h in self.obs["holding"]]
-        instructions: dict[int, str] = {}
-        taken: set[int] = set()
-        explore_taken: set[str] = set()
-        receivers: dict[int, int] = {}
-        agents = range(self.ctx.n_agents)
-        for a in agents:  # carriers first
-            held = self.teammate_holding.get(a, [])
-            if not held:
-                continue
-            oid = held[0]
-            cls = self.believed.get(oid) or self.cls_of.get(oid, "object")
-            troom = self._target_room(cls)
-            door = self._door_towards(troom) if self.ctx.structure == "sequential" else None
-            if door is None or troom in self._zone_of(a):
-                instructions[a] = f"deliver what you hold to the {self._item(cls).target if self._item(cls) else 'target'}."
-                continue
-            partner = next((b for b in agents if b != a and troom in self._zone_of(b)), (a + 1) % self.ctx.n_agents)
-            if self.teammate_door.get(a) == door and self.teammate_door.get(partner) == door:
-                instructions[a] = f"hand over the {cls} ({oid}) to agent {partner} at door {door}."
-            else:
-                instructions[a] = f"go to door {door} and wait."
-            receivers[partner] = door
-        for b, door in receivers.items():
-            if b not in instructions and len(self.teammate_holding.get(b, [])) < 2:
-                instructions[b] = f"go to door {door} and receive."
-        rem = self._remaining()
-        if not hasattr(self, "fetches"):
-            self.fetches = {a: 0 for a in agents}
-        # share the fetching out evenly: the agent with the fewest fetches so far picks first
-        for a in sorted(agents, key=lambda a: (self.fetches.get(a, 0), a)):
-            if a in instructions:
-                continue
-            room = self.teammate_room.get(a)
-            best = None
-            for oid, k in sorted(self.known.items()):
-                if oid in taken or rem.get(k.cls, 0) <= 0 or self._on_target(oid, k):
-                    continue
-                if k.room not in self._zone_of(a):
-                    continue
-                key = (0 if k.room == room else 1, oid)
-                if best is None or key < best[0]:
-                    best = (key, oid, k)
-            if best is not None:
-                _, oid, k = best
-                taken.add(oid)
-                rem[k.cls] -= 1
-                if self.claims.get(oid, {}).get(a) is None:
-                    self.fetches[a] = self.fetches.get(a, 0) + 1
-                self._claim(oid, a)
-                instructions[a] = f"grab the {k.cls} ({oid}) from the {k.loc_cls or 'floor'} in the {k.room}."
-                continue
-            loc = self._next_prior(zone=self._zone_of(a), exclude=explore_taken)
-            if loc is not None:
-                explore_taken.add(loc[2])
-                instructions[a] = f"check the {loc[2]} for the {loc[0]} on the {loc[1]}."
-            elif rem and any(v > 0 for v in rem.values()):
-                instructions[a] = "look for the remaining objects yourself."
-            else:
-                instructions[a] = "wait."
-        text = " ".join(M.assignment(a, instructions[a]) for a in sorted(agents))
-        return Assignment(instructions, Utterance(text))
-
-    def _zone_of(self, agent: int) -> set[str]:
-        """Rooms an agent may use. In sequential tasks a leader knows its own zone and takes
-        the rest as its partner's (MECoBench's sequential tasks have two zones)."""
-        rooms = set(self._all_rooms())
-        if self.ctx.structure != "sequential":
-            return rooms
-        mine = set(self.ctx.allowed_rooms)
-        return mine if agent == self.me else (rooms - mine or rooms)
-
-    def _all_rooms(self) -> list[str]:
-        rooms = {r for _, a, b in self.ctx.doors for r in (a, b)} | set(self.ctx.allowed_rooms)
-        rooms |= set(self.goal.target_room.values())
-        return sorted(rooms)
 
     # -- acting --------------------------------------------------------------------------------------
     def act(self, instruction: str | None = None, shared_memory: dict[str, Any] | None = None) -> Decision:
@@ -768,78 +631,3 @@ class HeuristicPolicy(Policy):
         if kind == "wait":
             return WAIT
         return None
-
-    # -- shared memory (Fig. 29) -------------------------------------------------------------------------
-    def _read_memory(self, mem: dict[str, Any]) -> None:
-        g = mem.get("global", {})
-        for c in g.get("claims", []):
-            if c.get("agent") != self.me and c.get("state") in ("planned", "holding", "delivering"):
-                oid = c.get("id")
-                if isinstance(oid, int):
-                    self._claim(oid, int(c["agent"]))
-                    if self.my_claim == oid and c["agent"] < self.me:
-                        self.my_claim = None
-        for room, block in mem.items():
-            if room == "global":
-                continue
-            for o in block.get("objects", []):
-                oid = o.get("id")
-                if isinstance(oid, int) and oid not in self.known and o.get("status") == "seen":
-                    self.known[oid] = Known(o["name"], room, None, o.get("location"), o.get("relation", "on"),
-                                            self.step)
-            for fc in block.get("checked", []):
-                self.checked.add((fc, room))
-        for a, status in g.get("agent_status", {}).items():
-            a = int(a)
-            if a == self.me or not isinstance(status, dict):
-                continue
-            if status.get("offering_at_door") is not None:
-                self.offers[int(status["offering_at_door"])] = (a, self.step)
-            if status.get("receiving_at_door") is not None:
-                self.ready[int(status["receiving_at_door"])] = (a, self.step)
-        for a, ids in g.get("agent_holding", {}).items():
-            if int(a) != self.me:
-                self.teammate_holding[int(a)] = [x.get("id") for x in ids if isinstance(x, dict)]
-        if g.get("task_complete_claimed") and self.rng.random() < self.profile.p_believe_done:
-            self.done_believed = True
-
-    def write_memory(self, mem: dict[str, Any]) -> Utterance | None:
-        room = self.obs["room"]
-        g = mem.setdefault("global", {})
-        block = mem.setdefault(room, {"exploration": "explored", "objects": [], "checked": []})
-        block["exploration"] = "explored"
-        vis = self._visible()
-        block["objects"] = [
-            {"name": k.cls, "id": oid, "location": k.loc_cls, "relation": k.rel, "status": "seen"}
-            for oid, k in sorted(self.known.items()) if k.room == room and oid in vis
-        ]
-        block["checked"] = sorted({f for f, r in self.checked if r == room})
-        g.setdefault("agent_locations", {})[str(self.me)] = room
-        g.setdefault("agent_holding", {})[str(self.me)] = [
-            {"name": self.believed.get(h["id"], h["class_name"]), "id": h["id"]} for h in self.obs["holding"]]
-        offer = self._offering()
-        g.setdefault("agent_status", {})[str(self.me)] = {
-            "offering_at_door": offer[0] if offer else None,
-            "receiving_at_door": self.obs.get("at_door") if self._awaiting_door() is not None else None,
-        }
-        claims = [c for c in g.get("claims", []) if c.get("agent") != self.me]
-        if self.my_claim is not None and self.my_claim in self.known:
-            k = self.known[self.my_claim]
-            claims.append({"agent": self.me, "object": k.cls, "id": self.my_claim, "source": k.room,
-                           "target": (self._item(k.cls).target if self._item(k.cls) else None), "state": "planned"})
-        g["claims"] = claims
-        g["task_progress"] = {x["key"]: {"required": x["required"], "satisfied": x["satisfied"],
-                                         "remaining": x["required"] - x["satisfied"]} for x in self._progress()}
-        if self.done_believed:
-            g["task_complete_claimed"] = True
-        return None
-
-
-def _held(text: str | None) -> dict[int, str]:
-    """Objects a report says its sender holds: ``I am holding the cupcake (12) and ...``."""
-    import re
-
-    if not text or "I am holding" not in text:
-        return {}
-    part = text.split("I am holding", 1)[1].split(".")[0]
-    return {int(i): c.lower() for c, i in re.findall(r"([a-z_]+) \((\d+)\)", part)}

@@ -1,0 +1,41 @@
+"""Capability profiles of the offline heuristic agent (how it errs, per decision)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How capable the heuristic agent is; probabilities are per decision."""
+
+    name: str
+    p_wrong_grab: float = 0.0  # target a visible look-alike instead of the real object
+    p_notice_mistake: float = 1.0  # per step, notice that a held object is the wrong one
+    p_false_done: float = 0.0  # per step (once half done), believe the task is complete
+    p_believe_done: float = 0.0  # believe a teammate's "task is complete"
+    p_forget_claim: float = 0.0  # ignore teammates' claims when choosing a target
+    p_explore_random: float = 0.0  # take a random room instead of the plan
+    p_zone_slip: float = 0.0  # a random room may lie outside its zone (a spatial error)
+    p_silent: float = 0.0  # stay silent instead of sending a useful message
+    report_limit: int = 4  # sightings per message
+    delegates: bool = True  # asks teammates to grab things it saw near them
+
+
+PROFILES: dict[str, Profile] = {
+    "oracle_like": Profile("oracle_like", p_notice_mistake=1.0),
+    "strong": Profile("strong", p_wrong_grab=0.03, p_notice_mistake=0.6, p_false_done=0.002,
+                      p_believe_done=0.2, p_forget_claim=0.05, p_explore_random=0.02, p_silent=0.05),
+    "medium": Profile("medium", p_wrong_grab=0.12, p_notice_mistake=0.35, p_false_done=0.006,
+                      p_believe_done=0.5, p_forget_claim=0.2, p_explore_random=0.06, p_zone_slip=0.25, p_silent=0.15,
+                      report_limit=3),
+    "weak": Profile("weak", p_wrong_grab=0.3, p_notice_mistake=0.15, p_false_done=0.015,
+                    p_believe_done=0.8, p_forget_claim=0.45, p_explore_random=0.15, p_zone_slip=0.5, p_silent=0.35,
+                    report_limit=2, delegates=False),
+}
+
+
+def get_profile(name: str) -> Profile:
+    if name not in PROFILES:
+        raise ValueError(f"profile: {name!r} is not allowed; allowed: {', '.join(PROFILES)}")
+    return PROFILES[name]
