@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from .agents.heuristic import PROFILES, HeuristicPolicy
+from .agents.heuristic import HeuristicPolicy
+from .agents.profiles import PROFILES
 from .agents.oracle import OracleTeam
 from .agents.team import EmbodiedTeam
 from .paths import outputs_dir
