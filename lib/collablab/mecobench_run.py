@@ -3,6 +3,14 @@
 A spec names the task (``task_id`` from our suite or a task file), the team (``n_agents``,
 ``protocol``, per-agent ``profile`` or ``policy``), the prior variant, budget and seed.
 Unknown keys and bad values are rejected before anything runs.
+
+Policy ``"llm"`` runs :class:`~collablab.agents.llm_policy.LLMPolicy` (MECoBench's prompts)
+against an OpenAI-compatible endpoint: ``model`` (``"a,b"`` per agent), ``base_url`` (None:
+the OpenAI API), ``provider`` (label prefix), ``endpoint`` (alias), ``api_key_env`` (the
+variable's NAME; keys never enter specs or records), ``llm_cache``/``llm_cache_mode``,
+``temperature``, ``max_tokens``, ``structured_mode``, ``multimodal``, ``grounding``; see
+``LLM_DEFAULTS`` and docs/llm_backends.md. Episode records name the backend
+(``openai:gpt-4o-mini``, ``vllm:Qwen/...``, ``llamacpp:smollm2-135m-instruct``).
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ from typing import Any
 
 from .agents.heuristic import HeuristicPolicy
 from .agents.profiles import PROFILES
+from .agents.llm_policy import LLM_DEFAULTS, check_llm_spec, make_llm_policies
 from .agents.oracle import OracleTeam
 from .agents.team import EmbodiedTeam
 from .paths import outputs_dir
@@ -26,13 +35,14 @@ DEFAULTS: dict[str, Any] = {
     "task_id": None,
     "n_agents": 2,
     "protocol": "broadcast",
-    "policy": "heuristic",  # "heuristic" | "oracle" (| LLM backends, see collablab.llm)
+    "policy": "heuristic",  # "heuristic" | "oracle" | "llm" (LLM keys below)
     "profile": "medium",  # heuristic profile; "a,b,c" gives one per agent (mixed teams)
     "prior": "full",
     "budget": None,
     "seed": 0,
+    **LLM_DEFAULTS,  # model, base_url, provider, endpoint, api_key_env, llm_cache(_mode), ... (policy "llm")
 }
-POLICIES = ("heuristic", "oracle")
+POLICIES = ("heuristic", "oracle", "llm")
 
 
 @functools.lru_cache(maxsize=8)
@@ -62,6 +72,8 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
         if p not in PROFILES:
             raise ValueError(f"profile: {p!r} is not allowed; allowed: {', '.join(PROFILES)}")
     make_protocol(s["protocol"], s["n_agents"])
+    if s["policy"] == "llm":
+        check_llm_spec(s)
     return s
 
 
@@ -83,6 +95,11 @@ def _task(s: dict[str, Any]) -> Task:
 
 def _config(s: dict[str, Any]) -> EpisodeConfig:
     labels = {"protocol": s["protocol"], "profile": s["profile"], "policy": s["policy"]}
+    if s["policy"] == "llm":
+        from .llm import default_cache_mode
+
+        labels.update(profile=None, model=s["model"],
+                      llm_cache_mode=s["llm_cache_mode"] or default_cache_mode())
     return EpisodeConfig(n_agents=s["n_agents"], budget=s["budget"], seed=s["seed"], prior=s["prior"],
                          labels=labels)
 
@@ -90,6 +107,8 @@ def _config(s: dict[str, Any]) -> EpisodeConfig:
 def make_team(s: dict[str, Any]):
     if s["policy"] == "oracle":
         return OracleTeam()
+    if s["policy"] == "llm":
+        return EmbodiedTeam(make_llm_policies(s), make_protocol(s["protocol"], s["n_agents"]), prior=s["prior"])
     profiles = str(s["profile"]).split(",")
     if len(profiles) == 1:
         profiles = profiles * s["n_agents"]
@@ -103,5 +122,6 @@ def run_spec(spec: dict[str, Any]) -> dict[str, Any]:
     """Run one episode; returns ``{"episode": ..., "steps": [...]}`` records."""
     s = resolve(spec)
     task = _task(s)
-    eid = f"{task.task_id}-n{s['n_agents']}-{s['protocol']}-{s['prior']}-{s['profile']}-s{s['seed']}"
+    who = s["profile"] if s["policy"] != "llm" else "llm=" + str(s["model"]).replace("/", "_")
+    eid = f"{task.task_id}-n{s['n_agents']}-{s['protocol']}-{s['prior']}-{who}-s{s['seed']}"
     return run_episode(task, make_team(s), _config(s), episode_id=eid)

@@ -1,0 +1,771 @@
+"""The LLM policy: MECoBench's prompts (mecobench.txt appendix C) behind the policy seam.
+
+Per step and protocol (§2.2, Fig. 4) the agent makes these calls:
+
+=============  ============================================================  ===============
+protocol       communicate phase                                             act phase
+=============  ============================================================  ===============
+isolated       none                                                          act (Fig. 24)
+broadcast      one message or silence (Fig. 19)                              act
+discuss        first round (Fig. 20 blue, READY/CONTINUE + LOCAL_CONTEXT),   act
+               then text-only follow-up rounds (Fig. 20 orange)
+leader         workers: report (Fig. 21); leader: assignments, a JSON array  act (with the
+               ``[{receiver, type, content}]`` (Fig. 22)                     assignment)
+leader_vision  as leader; the leader also sees every agent's view (text, and  act
+               the combined image when ``multimodal``) (Fig. 22 orange)
+shared_memory  none                                                          act + shared
+                                                                             memory (Fig. 29)
+=============  ============================================================  ===============
+
+The act call returns the action (Fig. 26's JSON) *and* the memory update (Fig. 28, or the
+shared memory of Fig. 29) in the same reply; :meth:`LLMPolicy.write_memory` applies the
+shared memory from that reply, so memory costs no extra call.
+
+Observations reach the model as text (visible objects with ids, classes, relations and
+states: the symbolic stand-in for MECoBench's camera images, in the input block under
+"Current observation"), plus the rendered view when ``multimodal`` is on. Semantic actions
+are grounded to simulator ids by :mod:`collablab.agents.grounding` (B.4).
+
+Every call goes through :class:`~collablab.llm.LLMClient` (cache, retries, concurrency
+bound). Its call id is logical and stable -- ``<task hash>/s<seed>/a<agent>/t<step>/<phase>/r<round>``
+-- so replays from the cache do not depend on call order. A failed call or an unreadable
+reply becomes a recorded invalid action (``invalid_reply``), never an exception; only a
+cache miss in ``replay`` mode raises (it means the cache does not hold this run).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from ..llm import LLMClient, response_format_for, user_message
+from ..world.actions import Action
+from . import grounding as G
+from .base import AgentContext, Assignment, Decision, Policy, Utterance
+from .messages import Message
+
+PROMPTS = Path(__file__).with_name("prompts")
+_PLACEHOLDER = re.compile(r"\$([A-Z_]+)\$")
+
+#: Fig. 26's "Valid Actions" bullets (Table 7 for the sequential ones).
+ACTION_HELP = {
+    "put_on": "put one object you are holding on a surface or into a container",
+    "open": "open an enclosure",
+    "close": "close an enclosure",
+    "grab": "grab an object",
+    "walk": "walk to something visible",
+    "walk_to_room": "walk to another room (allowed rooms:$ALLOWED_ROOMS$)",
+    "wait": "wait (do nothing this step)",
+    "walk_to_door": "walk to a door of the department topology (to hand over or receive there)",
+    "handover": "hand an object you are holding to another agent standing at the same door",
+    "receive": "receive an object from another agent at the same door",
+}
+DEFAULT_INSTRUCTION = "No assignment was given to you this step; choose the most useful next action yourself."
+SUCCESS_PREFIXES = ("you walked", "you grabbed", "you opened", "you closed", "you put", "you are at door",
+                    "you handed", "you received", "you waited", "nobody handed")
+
+
+@functools.lru_cache(maxsize=None)
+def template(name: str) -> str:
+    """A prompt template from ``agents/prompts/<name>.txt``."""
+    return (PROMPTS / f"{name}.txt").read_text(encoding="utf-8").rstrip("\n")
+
+
+def fill(text: str, **values: Any) -> str:
+    """Replace ``$NAME$`` placeholders (single pass: inserted text is never re-scanned)."""
+    def sub(m: re.Match) -> str:
+        key = m.group(1)
+        if key not in values:
+            raise KeyError(f"prompt placeholder ${key}$ has no value")
+        return str(values[key])
+
+    return _PLACEHOLDER.sub(sub, text)
+
+
+# -- settings -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LLMSettings:
+    """How the policy asks. ``structured_mode="none"`` is the paper's tagged text format
+    (``[THINKING] ... [ACTION] {...}``); ``json_object`` / ``json_schema`` ask for one JSON
+    object per call (grammar-constrained on llama.cpp, schema-constrained on OpenAI/vLLM)."""
+
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    structured_mode: str = "none"
+    multimodal: bool = False
+    grounding: str = "rules"  # "rules" | "rules+llm" (Fig. 25's resolver when the rules fail)
+    history_window: int = 10  # steps of dialogue history shown (Fig. 4: a 10-round window)
+    max_reasks: int = 1  # structured modes: re-asks after an invalid JSON reply
+
+    def __post_init__(self) -> None:
+        if self.structured_mode not in ("none", "json_object", "json_schema"):
+            raise ValueError(f"structured_mode: {self.structured_mode!r} is not allowed; "
+                             "allowed: none, json_object, json_schema")
+        if self.grounding not in ("rules", "rules+llm"):
+            raise ValueError(f"grounding: {self.grounding!r} is not allowed; allowed: rules, rules+llm")
+
+
+_STR = {"type": "string"}
+_OBJ_PARAM = {"anyOf": [{"type": "object", "properties": {"name": _STR, "description": _STR}}, {"type": "null"}]}
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "message": {"type": "object", "properties": {"thinking": _STR, "message": _STR},
+                "required": ["thinking", "message"]},
+    "discuss_first": {"type": "object", "properties": {"thinking": _STR, "ready": {"enum": ["<READY>", "<CONTINUE>"]},
+                                                       "message": _STR, "local_context": _STR},
+                      "required": ["thinking", "ready", "message", "local_context"]},
+    "discuss_followup": {"type": "object", "properties": {"thinking": _STR, "ready": {"enum": ["<READY>", "<CONTINUE>"]},
+                                                          "message": _STR},
+                         "required": ["thinking", "ready", "message"]},
+    "leader": {"type": "object", "properties": {
+        "thinking": _STR,
+        "messages": {"type": "array", "items": {"type": "object", "properties": {
+            "receiver": _STR, "type": _STR, "content": _STR}, "required": ["receiver", "content"]}}},
+        "required": ["thinking", "messages"]},
+    "act": {"type": "object", "properties": {
+        "thinking": _STR,
+        "action": {"type": "object", "properties": {
+            "action": _STR, "parameter_1": _OBJ_PARAM, "parameter_2": _OBJ_PARAM,
+            "room": {"anyOf": [_STR, {"type": "null"}]}}, "required": ["action"]},
+        "memory_thinking": _STR, "memory": {"type": "object"}},
+        "required": ["action", "memory"]},
+    "decode": {"type": "object", "properties": {"action": _STR, "parameter_ids": {"type": "array"}},
+               "required": ["action", "parameter_ids"]},
+}
+_JSON_KEYS = {
+    "message": '"thinking" (brief reasoning), "message" ("<NO_MESSAGE>" or the message text)',
+    "discuss_first": '"thinking", "ready" ("<READY>" or "<CONTINUE>"), "message" ("<NO_MESSAGE>" or the '
+                     'message text), "local_context" (a short private note for your later text-only rounds)',
+    "discuss_followup": '"thinking", "ready" ("<READY>" or "<CONTINUE>"), "message" ("<NO_MESSAGE>" or the message text)',
+    "leader": '"thinking", "messages" (the JSON array of assignments: '
+              '[{"receiver": "<exact agent name>", "type": "assignment", "content": "..."}])',
+    "act": '"thinking" (brief reasoning for the next action), "action" (the JSON action object), '
+           '"memory_thinking" (brief reasoning for the memory update), "memory" (the updated memory JSON)',
+}
+
+
+@dataclass
+class _Call:
+    """One logical call: its reply (text or parsed JSON) and what it cost."""
+
+    record: dict[str, Any]
+    text: str | None
+    parsed: Any
+    error: str | None  # transport / model error
+    parse_error: str | None
+    tokens_prompt: int
+    tokens_completion: int
+    latency_s: float
+
+
+class _ObsWorld:
+    """Just enough of a Household for ``render_view``: it only calls ``observe``."""
+
+    def __init__(self, obs: Mapping[str, Any]) -> None:
+        self._obs = obs
+
+    def observe(self, agent: int) -> Mapping[str, Any]:
+        return self._obs
+
+
+def _compact(d: Mapping[str, Any]) -> str:
+    return json.dumps(d, sort_keys=True, separators=(",", ":"), default=str)
+
+
+# -- the policy ------------------------------------------------------------------------------
+class LLMPolicy(Policy):
+    """MECoBench's prompt-driven agent over one OpenAI-compatible endpoint (see module doc)."""
+
+    def __init__(self, client: LLMClient, settings: LLMSettings | None = None, label: str | None = None) -> None:
+        self.client = client
+        self.settings = settings or LLMSettings()
+        self.backend = label or f"llm:{client.endpoint.model}"
+        self.wants_images = self.settings.multimodal
+
+    # -- episode state ---------------------------------------------------------------------------
+    def reset(self, ctx: AgentContext) -> None:
+        self.ctx = ctx
+        task = "|".join([ctx.goal_text, ctx.structure, str(ctx.n_agents), ctx.protocol,
+                         ",".join(ctx.allowed_rooms), str(ctx.leader)])
+        self.call_prefix = f"{hashlib.sha256(task.encode()).hexdigest()[:12]}/s{ctx.seed}/a{ctx.agent}"
+        self.rooms = sorted({r for _, a, b in ctx.doors for r in (a, b)} | set(ctx.allowed_rooms))
+        self.memory: dict[str, Any] = {}
+        self.history: list[tuple[int, list[Message]]] = []
+        self.round_msgs: list[Message] = []
+        self.done_actions: list[str] = []
+        self.last: tuple[str, dict[str, Any] | None, str | None] | None = None  # executed, intended, error
+        self.step = -1
+        self.obs: dict[str, Any] = {}
+        self.calls: list[dict[str, Any]] = []
+        self.local_context = ""
+        self.pending_shared: dict[str, Any] | None = None
+
+    def observe(self, obs: dict[str, Any]) -> None:
+        if obs["step"] != self.step:
+            if self.round_msgs:
+                self.history.append((self.step, self.round_msgs))
+                self.history = self.history[-self.settings.history_window:]
+            self.round_msgs = []
+            self.calls = []
+            self.local_context = ""
+            self.pending_shared = None
+            if self.last is not None and str(obs.get("feedback", "")).startswith(SUCCESS_PREFIXES):
+                self.done_actions.append(self.last[0])
+        self.obs = obs
+        self.step = obs["step"]
+
+    # -- communicate ---------------------------------------------------------------------------------
+    def speak(self, kind: str, dialogue: list[Message], round: int = 0) -> Utterance:
+        ctx = self.ctx
+        follow_up = kind == "discuss" and round > 0
+        current = self._merge(self.round_msgs, dialogue)
+        block = self._input_block("communicate", current, observation=not follow_up,
+                                  local_context=self.local_context if follow_up else None)
+        if kind == "discuss":
+            name = "discuss_followup" if follow_up else "discuss_first"
+            schema = name
+            rules = fill(template("discussion_rules"), VALID_ACTIONS=self._valid_actions())
+            prompt = fill(template(name), DISCUSSION_RULES=rules, OUTPUT_FORMAT=self._output_format(name, schema),
+                          INPUT_BLOCK=block)
+        elif kind == "report":
+            name, schema = "report", "message"
+            leader = f"Agent {ctx.leader if ctx.leader is not None else 0}"
+            prompt = fill(template("report"), LEADER_NAME=leader, OUTPUT_FORMAT=self._output_format(name, schema),
+                          INPUT_BLOCK=block)
+        else:
+            name, schema = "broadcast", "message"
+            prompt = fill(template("broadcast"), VALID_ACTIONS=self._valid_actions(),
+                          OUTPUT_FORMAT=self._output_format(name, schema), INPUT_BLOCK=block)
+        images = [self._view_image()] if self.settings.multimodal and not follow_up else []
+        call = self._call("discuss" if kind == "discuss" else name, prompt, images, schema,
+                          functools.partial(parse_message, mode=self.settings.structured_mode), round)
+        note: dict[str, Any] = {"call": call.record}
+        text, ready = None, True
+        if call.parsed is not None:
+            text, ready = call.parsed["message"], call.parsed["ready"]
+            if kind == "discuss" and not follow_up:
+                self.local_context = call.parsed["local_context"][:600]
+        else:
+            note["error"] = call.error or call.parse_error
+        return Utterance(text, ready=ready, tokens_prompt=call.tokens_prompt,
+                         tokens_completion=call.tokens_completion, latency_s=call.latency_s, note=_compact(note))
+
+    def hear(self, messages: list[Message]) -> None:
+        self.round_msgs = self._merge(self.round_msgs, messages)
+
+    def assign(self, reports: list[Message], views: dict[int, dict[str, Any]] | None,
+               images: dict[int, Any] | None) -> Assignment:
+        ctx = self.ctx
+        agents = [f"Agent {a}" for a in range(ctx.n_agents)]
+        pics = list(images.values()) if images and self.settings.multimodal else []
+        if views is None:
+            name = "leader"
+        else:
+            name = "leader_vision" if pics else "leader_vision_text"
+        rules = fill(template("assignment_rules"), AGENT_NAMES=", ".join(agents), VALID_ACTIONS=self._valid_actions())
+        block = self._input_block("communicate", self._merge(self.round_msgs, reports), observation=True,
+                                  team_views=views)
+        prompt = fill(template(name), ASSIGNMENT_RULES=rules, OUTPUT_FORMAT=self._output_format("leader", "leader"),
+                      INPUT_BLOCK=block)
+        image = [self._combined(images)] if pics else []
+        call = self._call("assign", prompt, image, "leader", parse_assignments)
+        note: dict[str, Any] = {"call": call.record}
+        items = call.parsed
+        if items is None:
+            note["error"] = call.error or call.parse_error
+        instructions, ignored = _assignments(items, ctx.n_agents)
+        missing = [a for a in range(ctx.n_agents) if a not in instructions]
+        for a in missing:
+            instructions[a] = DEFAULT_INSTRUCTION
+        if missing:
+            note["defaulted"] = missing
+        if ignored:
+            note["ignored"] = ignored[:5]
+        text = " ".join(f"Agent {a}: {instructions[a]}" for a in sorted(instructions))
+        utt = Utterance(text, tokens_prompt=call.tokens_prompt, tokens_completion=call.tokens_completion,
+                        latency_s=call.latency_s, note=_compact(note))
+        return Assignment(instructions, utt)
+
+    # -- act ----------------------------------------------------------------------------------------
+    def act(self, instruction: str | None = None, shared_memory: dict[str, Any] | None = None) -> Decision:
+        ctx = self.ctx
+        shared = shared_memory is not None
+        seq = ctx.structure == "sequential"
+        helps = {**ACTION_HELP, "walk_to_room": ACTION_HELP["walk_to_room"].replace(
+            "$ALLOWED_ROOMS$", " " + ", ".join(ctx.allowed_rooms))}
+        rules = fill(template("action_rules"),
+                     VALID_ACTION_LIST="\n".join(f"- {helps.get(a, a)}" for a in ctx.valid_actions
+                                                 if a != "put_in" or "put_on" not in ctx.valid_actions),
+                     SEQUENTIAL_RULES=(template("action_rules_sequential") + "\n") if seq else "",
+                     ACTION_CHOICES=" / ".join(ctx.valid_actions), ROOM_CHOICES="|".join(self.rooms),
+                     SEQUENTIAL_FIELDS=', "door": <door id> | null, "recipient": "<agent name>" | null' if seq else "",
+                     SEQUENTIAL_PARAMETER_RULES=(template("parameter_rules_sequential") + "\n") if seq else "")
+        if shared:
+            memory_rules = template("shared_memory_rules")
+            dialogue = "None (shared memory mode)."
+        else:
+            memory_rules = template("memory_rules")
+            dialogue = self._dialogue_text(self.round_msgs, instruction)
+        block = self._input_block("act", self.round_msgs, observation=True, dialogue_text=dialogue,
+                                  memory=shared_memory if shared else None)
+        prompt = fill(template("act_shared" if shared else "act"), ACTION_RULES=rules, MEMORY_RULES=memory_rules,
+                      OUTPUT_FORMAT=self._output_format("act", "act"), INPUT_BLOCK=block)
+        images = [self._view_image()] if self.settings.multimodal else []
+        call = self._call("act", prompt, images, "act", parse_act)
+        note: dict[str, Any] = {}
+        tokens_p, tokens_c, latency = call.tokens_prompt, call.tokens_completion, call.latency_s
+        sem: dict[str, Any] | None = None
+        if call.error is not None:
+            g = G.invalid(f"no reply: {call.error}", G.INVALID_REPLY)
+        elif call.parsed is None:
+            g = G.invalid(f"unreadable reply: {call.parse_error}", G.INVALID_REPLY)
+        else:
+            sem, memory = call.parsed["action"], call.parsed["memory"]
+            g = G.ground(sem, self.obs, valid_actions=ctx.valid_actions, rooms=self.rooms, doors=ctx.doors,
+                         n_agents=ctx.n_agents)
+            if not g.ok and self.settings.grounding == "rules+llm" and g.action.name == G.INVALID_GROUNDING:
+                g2, dcall = self._resolve(sem, g.error or "")
+                tokens_p += dcall.tokens_prompt
+                tokens_c += dcall.tokens_completion
+                latency += dcall.latency_s
+                note["resolver"] = g2.error or "ok"
+                if g2.ok:
+                    g = g2
+            if memory is None:
+                note["memory_error"] = call.parsed["memory_error"]
+            elif shared:
+                self.pending_shared = memory
+            else:
+                self.memory = memory
+        self.last = (g.executed, sem, g.error)
+        note.update(status="ok" if g.ok else "invalid", executed=g.executed, calls=self.calls)
+        if sem is not None:
+            note["intended"] = sem
+        if g.matches:
+            note["match"] = g.matches
+        if not g.ok:
+            note["error"] = g.error
+            if call.text:
+                note["reply"] = call.text[:300]
+        return Decision(g.action, tokens_prompt=tokens_p, tokens_completion=tokens_c, latency_s=latency,
+                        note=_compact(note))
+
+    def write_memory(self, shared_memory: dict[str, Any]) -> Utterance | None:
+        """Apply the shared memory written in this step's act reply (no extra call, Fig. 29)."""
+        if self.pending_shared is not None:
+            shared_memory.clear()
+            shared_memory.update(self.pending_shared)
+            self.pending_shared = None
+        return None
+
+    # -- the optional LLM resolver (Fig. 25) ---------------------------------------------------------
+    def _resolve(self, sem: Mapping[str, Any], why: str) -> tuple[G.Grounded, _Call]:
+        vis, held = G.candidates(self.obs)
+        payload = {"action": G.normalize_action_name(sem.get("action")), "parameter_1": sem.get("parameter_1"),
+                   "parameter_2": sem.get("parameter_2"), "room": sem.get("room"),
+                   "candidates": [{"id": c.id, "class_name": c.cls} for c in vis],
+                   "holding_objects": [{"id": c.id, "class_name": c.cls} for c in held],
+                   "view": self._observation_text()}
+        prompt = fill(template("decoder"), RESOLVE_INPUT=json.dumps(payload, sort_keys=True))
+        call = self._call("decode", prompt, [], "decode", parse_decoded)
+        value = call.parsed
+        if value is None:
+            return G.invalid(f"{why}; resolver: {call.error or call.parse_error}"), call
+        name = payload["action"]
+        ids = [i for i in value["parameter_ids"] if isinstance(i, int) and not isinstance(i, bool)]
+        by_id = {c.id: c for c in vis + held}
+        if name in ("put_on", "put_in") and len(ids) == 2 and ids[0] in {c.id for c in held} and ids[1] in by_id:
+            c1, c2 = by_id[ids[0]], by_id[ids[1]]
+            return G.Grounded(Action(name, obj=c1.id, target=c2.id), None,
+                              f"[{name}] <{c1.cls}> ({c1.id}) <{c2.cls}> ({c2.id})",
+                              {"parameter_1": "llm", "parameter_2": "llm"}), call
+        if name in ("walk", "grab", "open", "close") and ids and ids[0] in {c.id for c in vis}:
+            c = by_id[ids[0]]
+            return G.Grounded(Action(name, obj=c.id), None, f"[{name}] <{c.cls}> ({c.id})", {"parameter_1": "llm"}), call
+        return G.invalid(f"{why}; resolver: ids {value.get('parameter_ids')!r} are not valid candidates"), call
+
+    # -- calls --------------------------------------------------------------------------------------
+    def _call(self, phase: str, prompt: str, images: Sequence[Any], schema: str,
+              parse: Callable[[str | None], tuple[Any, str | None]], round: int = 0) -> _Call:
+        """One logical call: ask, read the reply with ``parse``, re-ask (``max_reasks``) with the
+        reason when nothing usable came back. Each ask is its own cached request (``attempt``)."""
+        s = self.settings
+        call_id = f"{self.call_prefix}/t{self.step}/{phase}/r{round}"
+        msgs: list[dict[str, Any]] = [user_message(prompt, images)]
+        rf = None if s.structured_mode == "none" else response_format_for(s.structured_mode, SCHEMAS[schema],
+                                                                         name=schema)
+        tp = tc = 0
+        latency = 0.0
+        caches: list[str] = []
+        parsed: Any = None
+        text = error = parse_error = None
+        for ask in range(s.max_reasks + 1):
+            r = self.client.chat_sync(msgs, call_id=call_id, attempt=ask, temperature=s.temperature,
+                                      max_tokens=s.max_tokens, seed=self.ctx.seed, response_format=rf)
+            tp += r.usage.prompt_tokens or 0
+            tc += r.usage.completion_tokens or 0
+            latency += r.latency_s
+            caches.append(r.cache)
+            text, error = r.text, r.error
+            if error is not None:
+                parsed, parse_error = None, None
+                break
+            parsed, parse_error = parse(text)
+            if parse_error is None:
+                break
+            msgs = msgs + [{"role": "assistant", "content": text or ""},
+                           user_message(f"Your previous reply could not be used: {parse_error}. "
+                                        "Reply again, following the Output Format exactly.")]
+        rec: dict[str, Any] = {"id": call_id, "phase": phase, "cache": ",".join(caches), "asks": len(caches),
+                               "tokens_prompt": tp, "tokens_completion": tc, "latency_s": round_(latency)}
+        if error:
+            rec["error"] = error[:300]
+        if parse_error:
+            rec["parse_error"] = parse_error[:300]
+        self.calls.append(rec)
+        return _Call(rec, text, parsed, error, parse_error, tp, tc, latency)
+
+    def _output_format(self, name: str, schema: str) -> str:
+        if self.settings.structured_mode == "none":
+            return template(f"out_{name}")
+        return fill(template("out_json"), JSON_KEYS=_JSON_KEYS[schema])
+
+    # -- the input block (Figs. 23 and 27) --------------------------------------------------------------
+    def _input_block(self, phase: str, current: list[Message], observation: bool,
+                     dialogue_text: str | None = None, memory: Mapping[str, Any] | None = None,
+                     local_context: str | None = None, team_views: Mapping[int, Mapping[str, Any]] | None = None) -> str:
+        ctx, obs = self.ctx, self.obs
+        seq = ""
+        if ctx.structure == "sequential":
+            topo = "\n".join(f"door {d}: {a} <-> {b}" for d, a, b in ctx.doors) or "None"
+            seq = fill(template("sequential_info"), ALLOWED_ROOMS=", ".join(ctx.allowed_rooms),
+                       DEPARTMENT_TOPOLOGY=topo) + "\n"
+        extra = ""
+        if observation:
+            extra += fill(template("observation"), VISIBLE_OBJECTS=self._observation_text()) + "\n"
+        if team_views:
+            views = [a for a in sorted(team_views) if a == ctx.agent] + [a for a in sorted(team_views) if a != ctx.agent]
+            text = "\n".join(f"Agent {a}:\n{_observation_text(team_views[a], holding=True)}" for a in views)
+            extra += fill(template("team_views"), TEAM_VIEWS=text) + "\n"
+        if local_context is not None:
+            extra += fill(template("local_context"), LOCAL_CONTEXT=local_context or "None") + "\n"
+        values = dict(
+            MEMORY=json.dumps(memory if memory is not None else self.memory, sort_keys=True),
+            CURRENT_ROUND_DIALOGUE=dialogue_text if dialogue_text is not None else self._dialogue_text(current),
+            ACTION_HISTORY="\n".join(self.done_actions[-20:]) or "None",
+            FEEDBACK=self._feedback(), LAST_ACTION=self._last_action(), SEQUENTIAL_INFO=seq,
+            CURRENT_ROOM=obs.get("room", "unknown room"), OBSERVATION=extra,
+            HOLDING_OBJECTS=", ".join(f"{h['class_name']} ({h['id']})" for h in obs.get("holding", [])) or "nothing",
+            TASK_GOAL="\n".join(p.strip() for p in ctx.goal_text.split(";") if p.strip()),
+            TASK_PROGRESS=_progress_text(obs.get("progress", [])),
+        )
+        if phase == "communicate":
+            hist = [f"[step {t}] {_msg_line(m)}" for t, msgs in self.history for m in msgs]
+            values["HISTORICAL_DIALOGUE"] = "\n".join(hist) or "None"
+            return fill(template("input_communicate"), **values)
+        return fill(template("input_act"), **values)
+
+    def _valid_actions(self) -> str:
+        return ", ".join(self.ctx.valid_actions)
+
+    def _dialogue_text(self, msgs: list[Message], instruction: str | None = None) -> str:
+        lines = [_msg_line(m) for m in msgs]
+        if instruction:
+            lines.append(f"Your assignment from the leader for this step: {instruction}")
+        return "\n".join(lines) or "None"
+
+    def _feedback(self) -> str:
+        fb = str(self.obs.get("feedback") or "")
+        if self.last is not None and self.last[2]:
+            fb = (fb + " " if fb else "") + f"(Your last action could not be executed: {self.last[2]})"
+        return fb or "None"
+
+    def _last_action(self) -> str:
+        if self.last is None:
+            return "None"
+        executed, intended, _ = self.last
+        return f"executed: {executed}; intended: {json.dumps(intended, sort_keys=True) if intended else 'None'}"
+
+    def _observation_text(self) -> str:
+        return _observation_text(self.obs)
+
+    def _view_image(self) -> Any:
+        from ..world.render import render_view
+
+        return render_view(_ObsWorld(self.obs), self.ctx.agent)  # type: ignore[arg-type]
+
+    def _combined(self, images: Mapping[int, Any]) -> Any:
+        """Every agent's view stacked, the leader's first (Fig. 22 orange)."""
+        from PIL import Image
+
+        order = [self.ctx.agent] + [a for a in sorted(images) if a != self.ctx.agent]
+        pics = [images[a] for a in order if a in images]
+        w = max(p.width for p in pics)
+        out = Image.new("RGB", (w, sum(p.height for p in pics)), (255, 255, 255))
+        y = 0
+        for p in pics:
+            out.paste(p, (0, y))
+            y += p.height
+        return out
+
+    @staticmethod
+    def _merge(a: list[Message], b: list[Message]) -> list[Message]:
+        seen = {(m.sender, m.text, m.round, m.kind) for m in a}
+        return list(a) + [m for m in b if (m.sender, m.text, m.round, m.kind) not in seen]
+
+
+# -- text helpers ------------------------------------------------------------------------------------
+def round_(x: float) -> float:
+    return float(f"{x:.4f}")
+
+
+def _message_of(value: Any) -> str | None:
+    text = str(value or "").strip().strip('"').strip()
+    return None if not text or "NO_MESSAGE" in text.upper() else text
+
+
+# -- reading replies: the tagged text of Figs. 19-24, or one JSON object (structured modes) -------------
+def parse_message(text: str | None, mode: str = "none") -> tuple[dict[str, Any] | None, str | None]:
+    """``{"message": str | None, "ready": bool, "local_context": str}`` of a communicate reply."""
+    if text is None or not text.strip():
+        return None, "empty reply"
+    secs = G.sections(text)
+    if "MESSAGE" in secs or "READY" in secs:
+        msg, _ = G.read_message(text) if "MESSAGE" in secs else (None, None)
+        ready, _ = G.read_ready(text)
+        return {"message": msg, "ready": ready, "local_context": (secs.get("LOCAL_CONTEXT") or [""])[0]}, None
+    obj = G.find_json(text)
+    if isinstance(obj, dict) and "message" in obj:
+        return {"message": _message_of(obj.get("message")),
+                "ready": "CONTINUE" not in str(obj.get("ready", "")).upper(),
+                "local_context": str(obj.get("local_context") or "")}, None
+    if mode == "none" and not secs:  # "Otherwise, output the message text ONLY."
+        msg, _ = G.read_message(text)
+        return {"message": msg, "ready": True, "local_context": ""}, None
+    return None, "no [MESSAGE] block" if mode == "none" else 'no JSON object with a "message" key'
+
+
+def parse_assignments(text: str | None) -> tuple[list[Any] | None, str | None]:
+    """The leader's JSON array ``[{"receiver", "type", "content"}, ...]`` (Fig. 22)."""
+    if text is None or not text.strip():
+        return None, "empty reply"
+    blocks = G.sections(text).get("MESSAGES", [])
+    where = blocks[0] if blocks else text
+    items = G.find_json(where, list)
+    if not (isinstance(items, list) and any(isinstance(i, dict) for i in items)):
+        wrapped = G.find_json(where, dict)
+        items = wrapped.get("messages") if isinstance(wrapped, dict) else None
+    if not (isinstance(items, list) and any(isinstance(i, dict) and "receiver" in i for i in items)):
+        return None, "no JSON array of assignments with receivers" + ("" if blocks else " (no [MESSAGES] block)")
+    return items, None
+
+
+def parse_act(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
+    """``{"action": {...}, "memory": dict | None, "memory_error": str | None}`` of an act reply."""
+    sem, why = G.read_action(text)
+    if sem is None:
+        return None, why
+    mem, mem_err = G.read_memory(text)
+    if mem is None:
+        obj = G.find_json(text)
+        if isinstance(obj, dict) and isinstance(obj.get("memory"), dict):
+            mem, mem_err = obj["memory"], None
+    return {"action": sem, "memory": mem, "memory_error": mem_err}, None
+
+
+def parse_decoded(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
+    """Fig. 25's decoder reply ``{"action": ..., "parameter_ids": [...]}``."""
+    obj = G.find_json(text)
+    if not isinstance(obj, dict) or not isinstance(obj.get("parameter_ids"), list):
+        return None, 'no JSON object with a "parameter_ids" list'
+    return obj, None
+
+
+def _msg_line(m: Message) -> str:
+    to = "" if m.receivers is None else " to " + ", ".join(f"Agent {r}" for r in m.receivers)
+    return f"Agent {m.sender} ({m.kind}{to}): {m.text}"
+
+
+def _progress_text(progress: Sequence[Mapping[str, Any]]) -> str:
+    if not progress:
+        return "None"
+    lines = [f"{p['class']} {p['relation']} {p['target']}: {p['satisfied']}/{p['required']} done" for p in progress]
+    done = sum(p["satisfied"] for p in progress)
+    total = sum(p["required"] for p in progress)
+    return "\n".join(lines + [f"Total: {done}/{total} subgoals satisfied."])
+
+
+def _observation_text(obs: Mapping[str, Any], holding: bool = False) -> str:
+    """Visible objects with ids, relations and states, the doors and agents here (text view)."""
+    visible = obs.get("visible", [])
+    cls_of = {v["id"]: v["class_name"] for v in visible}
+    lines = []
+    for v in visible:
+        props, states = set(v.get("properties", [])), set(v.get("states", []))
+        bits = []
+        if v.get("inside") is not None:
+            bits.append(f"inside {cls_of.get(v['inside'], 'something')} ({v['inside']})")
+        elif v.get("on") is not None:
+            bits.append(f"on {cls_of.get(v['on'], 'something')} ({v['on']})")
+        if "GRABBABLE" not in props:
+            kinds = [k for k, p in (("container", "CONTAINERS"), ("surface", "SURFACES")) if p in props]
+            bits += kinds
+        if "CAN_OPEN" in props and "GRABBABLE" not in props:
+            bits.append("open" if "OPEN" in states else "closed")
+        if v.get("held_by") is not None:
+            bits.append(f"held by Agent {v['held_by']}")
+        lines.append(f"- {v['class_name']} ({v['id']})" + (": " + ", ".join(bits) if bits else ""))
+    if not lines:
+        lines.append("- nothing notable")
+    where = f"You are at door {obs['at_door']} of the {obs.get('room')}." if obs.get("at_door") is not None else \
+        f"You are in the {obs.get('room')}."
+    doors = ", ".join(f"door {d['id']} to the {d['to']}" for d in obs.get("doors", []))
+    others = "; ".join(f"Agent {o['agent']} (holding: {', '.join(o['holding']) or 'nothing'})"
+                       for o in obs.get("agents_here", []))
+    lines.append(where + (f" Doors here: {doors}." if doors else "") + (f" Agents here: {others}." if others else ""))
+    if holding:
+        held = ", ".join(f"{h['class_name']} ({h['id']})" for h in obs.get("holding", [])) or "nothing"
+        lines.append(f"Holding: {held}.")
+    return "\n".join(lines)
+
+
+def _assignments(items: Any, n_agents: int) -> tuple[dict[int, str], list[str]]:
+    """Leader JSON items -> {agent: instruction}; items naming no agent (or a repeat) are ignored."""
+    out: dict[int, str] = {}
+    ignored: list[str] = []
+    if not isinstance(items, list):
+        return out, ignored
+    for it in items:
+        if not isinstance(it, Mapping):
+            ignored.append(str(it)[:80])
+            continue
+        m = re.search(r"(\d+)", str(it.get("receiver", "")))
+        content = str(it.get("content") or "").strip()
+        a = int(m.group(1)) if m else None
+        if a is None or not 0 <= a < n_agents or a in out or not content:
+            ignored.append(str(it.get("receiver"))[:40])
+            continue
+        out[a] = content
+    return out, ignored
+
+
+# -- building policies from a run spec (collablab.mecobench_run) ---------------------------------------
+#: Spec keys of policy "llm" (see docs/llm_backends.md). ``model``, ``base_url``, ``provider``,
+#: ``endpoint`` and ``api_key_env`` take "a,b,..." for one value per agent (mixed teams).
+LLM_DEFAULTS: dict[str, Any] = {
+    "model": None,  # e.g. "gpt-4o-mini", "Qwen/Qwen3-VL-8B-Instruct", "smollm2-135m-instruct"
+    "base_url": None,  # None: the OpenAI API; e.g. "http://127.0.0.1:8000/v1" for `vllm serve`
+    "provider": "auto",  # backend label prefix: openai | vllm | llamacpp | compat; auto: openai without base_url
+    "endpoint": None,  # endpoint alias (cache key + concurrency bound); None: the backend label
+    "api_key_env": None,  # NAME of the key's env var; None: OPENAI_API_KEY for OpenAI, no key otherwise
+    "llm_cache": None,  # cache file; None: $COLLABLAB_LLM_CACHE or outputs/llm_cache.sqlite
+    "llm_cache_mode": None,  # rw | replay | off; None: $COLLABLAB_LLM_CACHE_MODE or rw
+    "temperature": 0.0,
+    "max_tokens": 1024,
+    "structured_mode": "none",  # none (the paper's tagged text) | json_object (llama.cpp) | json_schema
+    "multimodal": False,  # also send the rendered views (leader_vision: the combined image)
+    "grounding": "rules",  # rules | rules+llm (Fig. 25's resolver when the rules fail)
+    "llm_max_concurrency": 4,  # calls in flight per endpoint alias, process-wide
+    "llm_timeout_s": 120.0,  # per HTTP attempt
+    "llm_max_attempts": 4,  # HTTP attempts per call (retries on 429/5xx/timeouts/connection errors)
+    "llm_max_reasks": 1,  # re-asks (with the reason) after a reply with nothing usable in it
+}
+PROVIDERS = ("auto", "openai", "vllm", "llamacpp", "compat")
+_PER_AGENT = ("model", "base_url", "provider", "endpoint", "api_key_env")
+
+
+def per_agent(value: Any, n: int, key: str) -> list[Any]:
+    """``"a,b"`` -> one value per agent (a single value is shared); empty items are None."""
+    if value is None or not isinstance(value, str):
+        return [value] * n
+    items = [v.strip() or None for v in value.split(",")]
+    if len(items) == 1:
+        return items * n
+    if len(items) != n:
+        raise ValueError(f"{key}: {len(items)} comma-separated values for {n} agents; give 1 or {n}")
+    return items
+
+
+def provider_of(provider: str | None, base_url: str | None) -> str:
+    if provider in (None, "auto"):
+        return "openai" if base_url is None else "compat"
+    return provider
+
+
+def backend_label(provider: str | None, base_url: str | None, model: str) -> str:
+    """``openai:gpt-4o-mini``, ``vllm:Qwen/Qwen3-VL-8B-Instruct``, ``llamacpp:smollm2-135m-instruct``."""
+    return f"{provider_of(provider, base_url)}:{model}"
+
+
+def check_llm_spec(s: Mapping[str, Any]) -> None:
+    """Reject bad LLM keys of a resolved spec (ValueError naming the key and allowed values)."""
+    from ..llm import CACHE_MODES
+
+    n = s["n_agents"]
+    models = per_agent(s["model"], n, "model")
+    if any(not isinstance(m, str) or not m for m in models):
+        raise ValueError("model: policy 'llm' needs a model name, e.g. model='gpt-4o-mini' "
+                         "(or 'a,b' for one model per agent)")
+    for key in _PER_AGENT[1:]:
+        if s[key] is not None and not isinstance(s[key], str):
+            raise ValueError(f"{key}: must be a string or None, got {s[key]!r}")
+        per_agent(s[key], n, key)
+    for p in per_agent(s["provider"], n, "provider"):
+        if p not in PROVIDERS and p is not None:
+            raise ValueError(f"provider: {p!r} is not allowed; allowed: {', '.join(PROVIDERS)}")
+    for url in per_agent(s["base_url"], n, "base_url"):
+        if url is not None and not re.match(r"^https?://", url):
+            raise ValueError(f"base_url: {url!r} must start with http:// or https://")
+    for env in per_agent(s["api_key_env"], n, "api_key_env"):
+        if env is not None and (env.startswith("sk-") or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", env)):
+            raise ValueError("api_key_env: must be the NAME of an environment variable (e.g. OPENAI_API_KEY), "
+                             "never the key itself")
+    if s["llm_cache_mode"] is not None and s["llm_cache_mode"] not in CACHE_MODES:
+        raise ValueError(f"llm_cache_mode: {s['llm_cache_mode']!r} is not allowed; allowed: {', '.join(CACHE_MODES)}")
+    if s["llm_cache"] is not None and not isinstance(s["llm_cache"], (str, Path)):
+        raise ValueError(f"llm_cache: must be a file path or None, got {s['llm_cache']!r}")
+    t = s["temperature"]
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2:
+        raise ValueError(f"temperature: must be a number in [0, 2], got {t!r}")
+    for key, lo in (("max_tokens", 1), ("llm_max_concurrency", 1), ("llm_max_attempts", 1), ("llm_max_reasks", 0)):
+        v = s[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise ValueError(f"{key}: must be an integer >= {lo}, got {v!r}")
+    v = s["llm_timeout_s"]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+        raise ValueError(f"llm_timeout_s: must be a positive number, got {v!r}")
+    if not isinstance(s["multimodal"], bool):
+        raise ValueError(f"multimodal: must be true or false, got {s['multimodal']!r}")
+    LLMSettings(structured_mode=s["structured_mode"], grounding=s["grounding"])  # raises naming the key
+
+
+def make_llm_policies(s: Mapping[str, Any]) -> list[LLMPolicy]:
+    """One :class:`LLMPolicy` per agent from a resolved spec; clients of one alias share a bound."""
+    from ..llm import EndpointSpec, ResponseCache
+
+    n = s["n_agents"]
+    cache = ResponseCache(s["llm_cache"], s["llm_cache_mode"])
+    settings = LLMSettings(temperature=float(s["temperature"]), max_tokens=int(s["max_tokens"]),
+                           structured_mode=s["structured_mode"], multimodal=bool(s["multimodal"]),
+                           grounding=s["grounding"], max_reasks=int(s["llm_max_reasks"]))
+    cols = {k: per_agent(s[k], n, k) for k in _PER_AGENT}
+    clients: dict[tuple, LLMClient] = {}
+    out = []
+    for a in range(n):
+        model, url, prov, alias, env = (cols[k][a] for k in _PER_AGENT)
+        label = backend_label(prov, url, model)
+        if env is None and provider_of(prov, url) == "openai":
+            env = "OPENAI_API_KEY"
+        key = (alias or label, model, url, env)
+        if key not in clients:
+            spec = EndpointSpec(alias=alias or label, model=model, base_url=url, api_key_env=env,
+                                max_concurrency=int(s["llm_max_concurrency"]), timeout_s=float(s["llm_timeout_s"]),
+                                max_attempts=int(s["llm_max_attempts"]),
+                                structured_mode=s["structured_mode"])
+            clients[key] = LLMClient(spec, cache)
+        out.append(LLMPolicy(clients[key], settings, label=label))
+    return out
