@@ -33,6 +33,27 @@ def task_ids(structure: str, n_tasks: int, suite_seed: int = 0, source: str = "s
     return [tasks[int(i * step)].task_id for i in range(n)]
 
 
+BACKENDS = ("heuristic", "oracle", "llm")
+
+
+def team_spec(backend: str, profile: str = "medium", model: str = "", base_url: str = "", provider: str = "auto",
+              llm_cache_mode: str = "") -> dict[str, Any]:
+    """Spec keys for the team's backend: the offline heuristic (with a profile), the scripted
+    oracle, or an LLM endpoint (``model``; ``base_url`` empty = the OpenAI API)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: {backend!r} is not allowed; allowed: {', '.join(BACKENDS)}")
+    if backend != "llm":
+        return {"policy": backend, "profile": profile}
+    if not model:
+        raise ValueError("model: required when backend='llm' (e.g. 'gpt-4o-mini' or the name `vllm serve` uses)")
+    out: dict[str, Any] = {"policy": "llm", "model": model, "provider": provider}
+    if base_url:
+        out["base_url"] = base_url
+    if llm_cache_mode:
+        out["llm_cache_mode"] = llm_cache_mode
+    return out
+
+
 def check_team_sizes(sizes: Iterable[int]) -> list[int]:
     sizes = list(sizes)
     bad = [s for s in sizes if not isinstance(s, int) or not 1 <= s <= MAX_TEAM]
