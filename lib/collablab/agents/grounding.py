@@ -25,7 +25,7 @@ import difflib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..tasks.catalog import LOOKALIKES, TASK_OBJECTS
 from ..world.actions import Action
@@ -85,8 +85,11 @@ def singular(word: str) -> str:
 
 
 def tokens(text: Any) -> set[str]:
+    """Content words (singular) plus joined neighbours, so "kitchen table" also gives "kitchentable"."""
     words = re.findall(r"[a-z]+", str(text or "").lower())
-    return {singular(w) for w in words if len(w) > 2 and w not in _STOP}
+    out = {singular(w) for w in words if len(w) > 2 and w not in _STOP}
+    out |= {singular(a + b) for a, b in zip(words, words[1:]) if a not in _STOP and b not in _STOP}
+    return out
 
 
 def normalize_action_name(name: Any) -> str:
@@ -277,6 +280,12 @@ def _room_name(value: Any, rooms: Sequence[str], strict: bool = False) -> str | 
     return None
 
 
+def _room_in_text(text: str, rooms: Sequence[str]) -> str | None:
+    """The one room a phrase names (``"Walk to the bathroom"``), else None."""
+    found = {r for r in rooms if re.search(rf"\b{re.escape(r)}\b", text.lower().replace("living room", "livingroom"))}
+    return found.pop() if len(found) == 1 else None
+
+
 def _agent_index(value: Any, n_agents: int) -> int | None:
     if isinstance(value, bool):
         return None
@@ -328,22 +337,26 @@ def ground(sem: Mapping[str, Any], obs: Mapping[str, Any], *, valid_actions: Seq
     if name in ("wait", "receive"):
         return Grounded(Action(name), None, _fmt(name))
     if name == "walk_to_room":
-        room = _room_name(sem.get("room") or p1, rooms)
+        room = _room_name(sem.get("room") or p1, rooms) or _room_in_text(obj_ref(p1).description, rooms)
         if room is None:
             return invalid(f"walk_to_room: unknown room {sem.get('room') or obj_ref(p1).name!r}; "
                            f"rooms: {', '.join(rooms)}")
         return Grounded(Action(name, room=room), None, _fmt(name, extra=room))
     if name == "walk_to_door":
-        door_ids = {d for d, _, _ in doors}
+        door_ids = [d for d, _, _ in doors]
         ref = sem.get("door", p1)
-        oid = obj_ref(ref).id if not isinstance(ref, int) else ref
+        r = obj_ref(ref)
+        said = [r.id] if r.id is not None else []
+        said += [int(x) for x in re.findall(r"\b(\d+)\b", f"{r.name} {r.description}")]
+        oid = next((d for d in said if not door_ids or d in door_ids), None)
         if oid is None:  # "the door to the kitchen"
-            room = _room_name(sem.get("room") or ref, rooms)
+            room = _room_name(sem.get("room"), rooms) if sem.get("room") else None
+            room = room or _room_in_text(f"{r.name} {r.description}", rooms)
             oid = next((d for d, a, b in doors if {a, b} == {here, room}), None) if room else None
             if oid is None and room:
                 oid = next((d for d, a, b in doors if room in (a, b)), None)
-        if oid is None or (door_ids and oid not in door_ids):
-            return invalid(f"walk_to_door: no door id in {ref!r}; doors: {sorted(door_ids)}")
+        if oid is None:
+            return invalid(f"walk_to_door: no door id in {ref!r}; doors: {door_ids}")
         return Grounded(Action(name, door=int(oid)), None, _fmt(name, extra=f"door {oid}"))
 
     if name in ("walk", "grab", "open", "close"):
@@ -396,8 +409,36 @@ def sections(text: str | None) -> dict[str, list[str]]:
     return out
 
 
-def find_json(text: str | None, kind: type = dict) -> Any:
-    """The first JSON ``kind`` (dict or list) in ``text`` (code fences, trailing commas tolerated)."""
+def close_truncated(text: str) -> str:
+    """Close the strings, objects and arrays a reply cut off at ``max_tokens`` left open."""
+    stack: list[str] = []
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]" and stack:
+            stack.pop()
+    out = text + ('"' if in_str else "")
+    out = re.sub(r"[\s,:]+$", "", out)
+    if stack and stack[-1] == "}":  # a dangling key without its value
+        m = re.search(r'([{,])\s*"(?:[^"\\]|\\.)*"$', out)
+        if m and not re.search(r':\s*"(?:[^"\\]|\\.)*"$', out[max(0, m.start() - 1):]):
+            out = out[:m.start() + (1 if m.group(1) == "{" else 0)]
+    return out + "".join(reversed(stack))
+
+
+def find_json(text: str | None, kind: type = dict, want: Callable[[Any], bool] | None = None) -> Any:
+    """The first JSON ``kind`` (dict or list) in ``text`` that satisfies ``want``; code fences,
+    trailing commas and replies cut off at ``max_tokens`` are tolerated."""
     if not text:
         return None
     opener = "{" if kind is dict else "["
@@ -412,8 +453,17 @@ def find_json(text: str | None, kind: type = dict) -> Any:
                     value, _ = dec.raw_decode(variant, i)
                 except ValueError:
                     continue
-                if isinstance(value, kind):
+                if isinstance(value, kind) and (want is None or want(value)):
                     return value
+    start = text.find(opener)  # last resort: a reply cut off mid-object
+    while start >= 0:
+        try:
+            value, _ = dec.raw_decode(_TRAILING_COMMA.sub(r"\1", close_truncated(text[start:])))
+        except ValueError:
+            value = None
+        if isinstance(value, kind) and (want is None or want(value)):
+            return value
+        start = text.find(opener, start + 1)
     return None
 
 
@@ -434,11 +484,14 @@ def read_action(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
     if not text or not text.strip():
         return None, "empty reply"
     secs = sections(text)
+    def has_action(v: Any) -> bool:
+        return action_json(v) is not None
+
     for block in secs.get("ACTION", []):
-        act = action_json(find_json(block))
+        act = action_json(find_json(block, want=has_action))
         if act is not None:
             return act, None
-    act = action_json(find_json(text))  # tolerate a missing or empty [ACTION] tag
+    act = action_json(find_json(text, want=has_action))  # tolerate a missing or empty [ACTION] tag
     if act is not None:
         return act, None
     return None, ("no JSON action object in the [ACTION] block" if "ACTION" in secs

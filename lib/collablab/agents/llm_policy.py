@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from ..llm import LLMClient, response_format_for, user_message
+from ..llm import LLMClient, response_format_for, system_message, user_message
 from ..world.actions import Action
 from . import grounding as G
 from .base import AgentContext, Assignment, Decision, Policy, Utterance
@@ -201,6 +201,7 @@ class LLMPolicy(Policy):
         self.step = -1
         self.obs: dict[str, Any] = {}
         self.calls: list[dict[str, Any]] = []
+        self.step_notes: dict[str, Any] = {}  # what the communicate phase adds to this step's record
         self.local_context = ""
         self.pending_shared: dict[str, Any] | None = None
 
@@ -211,6 +212,7 @@ class LLMPolicy(Policy):
                 self.history = self.history[-self.settings.history_window:]
             self.round_msgs = []
             self.calls = []
+            self.step_notes = {}
             self.local_context = ""
             self.pending_shared = None
             if self.last is not None and str(obs.get("feedback", "")).startswith(SUCCESS_PREFIXES):
@@ -251,6 +253,7 @@ class LLMPolicy(Policy):
                 self.local_context = call.parsed["local_context"][:600]
         else:
             note["error"] = call.error or call.parse_error
+            self.step_notes.setdefault("comm_errors", []).append(f"{kind} r{round}: {note['error']}"[:200])
         return Utterance(text, ready=ready, tokens_prompt=call.tokens_prompt,
                          tokens_completion=call.tokens_completion, latency_s=call.latency_s, note=_compact(note))
 
@@ -285,6 +288,7 @@ class LLMPolicy(Policy):
             note["defaulted"] = missing
         if ignored:
             note["ignored"] = ignored[:5]
+        self.step_notes["assign"] = {k: v for k, v in note.items() if k != "call"}
         text = " ".join(f"Agent {a}: {instructions[a]}" for a in sorted(instructions))
         utt = Utterance(text, tokens_prompt=call.tokens_prompt, tokens_completion=call.tokens_completion,
                         latency_s=call.latency_s, note=_compact(note))
@@ -342,6 +346,7 @@ class LLMPolicy(Policy):
             else:
                 self.memory = memory
         self.last = (g.executed, sem, g.error)
+        note.update(self.step_notes)
         note.update(status="ok" if g.ok else "invalid", executed=g.executed, calls=self.calls)
         if sem is not None:
             note["intended"] = sem
@@ -395,7 +400,11 @@ class LLMPolicy(Policy):
         reason when nothing usable came back. Each ask is its own cached request (``attempt``)."""
         s = self.settings
         call_id = f"{self.call_prefix}/t{self.step}/{phase}/r{round}"
-        msgs: list[dict[str, Any]] = [user_message(prompt, images)]
+        ctx = self.ctx
+        names = ", ".join(f"Agent {a}" for a in range(ctx.n_agents))
+        msgs: list[dict[str, Any]] = [
+            system_message(fill(template("system"), AGENT_NAME=ctx.name, N_AGENTS=ctx.n_agents, AGENT_NAMES=names)),
+            user_message(prompt, images)]
         rf = None if s.structured_mode == "none" else response_format_for(s.structured_mode, SCHEMAS[schema],
                                                                          name=schema)
         tp = tc = 0
@@ -538,8 +547,8 @@ def parse_message(text: str | None, mode: str = "none") -> tuple[dict[str, Any] 
         msg, _ = G.read_message(text) if "MESSAGE" in secs else (None, None)
         ready, _ = G.read_ready(text)
         return {"message": msg, "ready": ready, "local_context": (secs.get("LOCAL_CONTEXT") or [""])[0]}, None
-    obj = G.find_json(text)
-    if isinstance(obj, dict) and "message" in obj:
+    obj = G.find_json(text, want=lambda v: "message" in v)
+    if obj is not None:
         return {"message": _message_of(obj.get("message")),
                 "ready": "CONTINUE" not in str(obj.get("ready", "")).upper(),
                 "local_context": str(obj.get("local_context") or "")}, None
@@ -571,16 +580,16 @@ def parse_act(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
         return None, why
     mem, mem_err = G.read_memory(text)
     if mem is None:
-        obj = G.find_json(text)
-        if isinstance(obj, dict) and isinstance(obj.get("memory"), dict):
+        obj = G.find_json(text, want=lambda v: isinstance(v.get("memory"), dict))
+        if obj is not None:
             mem, mem_err = obj["memory"], None
     return {"action": sem, "memory": mem, "memory_error": mem_err}, None
 
 
 def parse_decoded(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
     """Fig. 25's decoder reply ``{"action": ..., "parameter_ids": [...]}``."""
-    obj = G.find_json(text)
-    if not isinstance(obj, dict) or not isinstance(obj.get("parameter_ids"), list):
+    obj = G.find_json(text, want=lambda v: isinstance(v.get("parameter_ids"), list))
+    if obj is None:
         return None, 'no JSON object with a "parameter_ids" list'
     return obj, None
 
