@@ -368,6 +368,39 @@ def test_token_usage_from_the_server_lands_in_the_step_records(serve, tmp_path):
     assert all(s["latency_s"] > 0 for s in rec["steps"])
 
 
+def test_structured_mode_asks_for_one_json_object_with_the_schema(serve, tmp_path):
+    reply = json.dumps({"thinking": "go", "action": {"action": "walk", "parameter_1": {"name": "desk"}},
+                        "memory": {"global": {"notes": ["desk seen"]}}})
+    script = Script({"broadcast": '{"thinking": "t", "message": "I walk to the desk."}', "act": reply})
+    srv = serve(script)
+    rec = run_spec(spec(srv, tmp_path, structured_mode="json_schema"))
+    bodies = {phase_of(b): b for b in srv.bodies}
+    rf = bodies["act"]["response_format"]
+    assert rf["type"] == "json_schema" and rf["json_schema"]["schema"]["required"] == ["action", "memory"]
+    assert bodies["broadcast"]["response_format"]["json_schema"]["name"] == "message"
+    text = user_text(bodies["act"])
+    assert "Reply with one JSON object with these keys" in text and "[ACTION]" not in text
+    assert rec["steps"][0]["action"] == "walk" and rec["steps"][0]["message"] == "I walk to the desk."
+    assert "memory_error" not in notes(rec)[0]
+
+
+def test_optional_llm_decoder_grounds_what_the_rules_cannot(serve, tmp_path):
+    script = Script({("act", 0): act("walk", {"name": "thing", "description": "the soap-ish item"}),
+                     "decode": '{"action": "walk", "parameter_ids": [26]}'})
+    srv = serve(script)
+    rec = run_spec(spec(srv, tmp_path, grounding="rules+llm"))
+    s0 = rec["steps"][0]
+    n0 = json.loads(s0["note"])
+    assert s0["action"] == "walk" and json.loads(s0["args"])["obj"] == 26 and n0["match"] == {"parameter_1": "llm"}
+    assert [c["phase"] for c in n0["calls"]] == ["broadcast", "act", "decode"] and n0["resolver"] == "ok"
+    decoder = script.prompts("decode", 0)[0]
+    assert '"candidates": [{"class_name": "coffeetable", "id": 8}' in decoder
+    # without the flag the same reply is a recorded grounding failure and no decoder call is made
+    script2 = Script({("act", 0): act("walk", {"name": "thing"})})
+    rec2 = run_spec(spec(serve(script2), tmp_path, seed=3))
+    assert rec2["steps"][0]["action"] == "invalid_grounding" and script2.count[("decode", 0)] == 0
+
+
 # -- whole episodes ----------------------------------------------------------------------------------------
 def _scripted(lines: dict[int, list[str]]) -> dict:
     return {("act", a): seq for a, seq in lines.items()}
