@@ -95,8 +95,18 @@ def run(study: str, specs: Sequence[dict[str, Any]], params: dict[str, Any], wor
 
 
 def backend_of(specs: Sequence[dict[str, Any]]) -> str:
-    policies = sorted({s.get("policy", mecobench_run.DEFAULTS["policy"]) for s in specs})
-    return "+".join(policies)
+    """The run's backend label(s): heuristic, oracle, or ``<provider>:<model>`` per endpoint."""
+    from ..agents.llm_policy import backend_label
+
+    labels = set()
+    for s in specs:
+        policy = s.get("policy", mecobench_run.DEFAULTS["policy"])
+        if policy != "llm":
+            labels.add(policy)
+            continue
+        for model in str(s.get("model")).split(","):
+            labels.add(backend_label(s.get("provider"), s.get("base_url"), model))
+    return "+".join(sorted(labels))
 
 
 def metric_table(episodes: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
