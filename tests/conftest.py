@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -60,3 +61,17 @@ def mini_world(n_agents: int = 2, structure: str = "parallel", allowed: dict[int
 @pytest.fixture
 def world() -> Household:
     return mini_world()
+
+
+def replay_comparable(rec: dict[str, Any]) -> dict[str, Any]:
+    """An LLM episode's records without latency and cache status (what may differ between a
+    live run and its replay from the cache)."""
+    def clean(note: str) -> Any:
+        n = json.loads(note)
+        for c in n.get("calls", []):
+            c.pop("latency_s", None)
+            c.pop("cache", None)
+        return n
+    ep = {k: v for k, v in rec["episode"].items() if k != "llm_cache_mode"}
+    return {"episode": ep, "steps": [{**{k: v for k, v in s.items() if k != "latency_s"}, "note": clean(s["note"])}
+                                     for s in rec["steps"]]}

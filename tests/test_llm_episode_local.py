@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import replay_comparable
 
 from collablab.llm import ResponseCache
 from collablab.llm.local_server import LocalServer, local_model_status
@@ -41,19 +42,6 @@ def base_spec(cache: Path, base_url: str, **kw: Any) -> dict[str, Any]:
             "policy": "llm", "model": "smollm2-135m-instruct", "base_url": base_url, "provider": "llamacpp",
             "api_key_env": "OPENAI_API_KEY", "llm_cache": str(cache), "llm_cache_mode": "rw",
             "structured_mode": "json_object", "max_tokens": 48, "llm_max_reasks": 0, **kw}
-
-
-def volatile_free(rec: dict) -> dict:
-    """Records without latency and cache status (what may differ between live and replay)."""
-    def clean(note: str) -> Any:
-        n = json.loads(note)
-        for c in n.get("calls", []):
-            c.pop("latency_s", None)
-            c.pop("cache", None)
-        return n
-    ep = {k: v for k, v in rec["episode"].items() if k != "llm_cache_mode"}
-    return {"episode": ep, "steps": [{**{k: v for k, v in s.items() if k != "latency_s"}, "note": clean(s["note"])}
-                                     for s in rec["steps"]]}
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +120,7 @@ def test_live_episode_every_step_parsed_or_recorded_invalid_with_real_costs(runs
 
 
 def test_replay_without_a_server_is_identical_and_much_faster(runs):
-    assert volatile_free(runs["replay"]) == volatile_free(runs["live"])
+    assert replay_comparable(runs["replay"]) == replay_comparable(runs["live"])
     assert runs["replay"]["episode"]["llm_cache_mode"] == "replay"
     calls = [c for s in runs["replay"]["steps"] for c in json.loads(s["note"])["calls"]]
     assert {c["cache"] for c in calls} == {"hit"}

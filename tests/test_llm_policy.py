@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 from typing import Any, Callable
 
 import pytest
+from conftest import replay_comparable
 
 from collablab.agents import grounding as G
 from collablab.agents.llm_policy import parse_act, parse_assignments, parse_message
@@ -443,19 +444,6 @@ def test_sequential_handover_episode_with_doors(serve, tmp_path):
     assert '"recipient": "<agent name>"' in a0
 
 
-def _volatile_free(rec: dict) -> dict:
-    """Records without latency and cache status (what may differ between live and replay)."""
-    def clean_note(note: str) -> Any:
-        n = json.loads(note)
-        for c in n.get("calls", []):
-            c.pop("latency_s", None)
-            c.pop("cache", None)
-        return n
-    ep = {k: v for k, v in rec["episode"].items() if k != "llm_cache_mode"}
-    steps = [{**{k: v for k, v in s.items() if k != "latency_s"}, "note": clean_note(s["note"])} for s in rec["steps"]]
-    return {"episode": ep, "steps": steps}
-
-
 def test_replay_reproduces_the_records_without_the_server(serve, tmp_path):
     script = Script({("broadcast", 0): "[MESSAGE] I go to the kitchen.",
                      ("act", 0): [act("walk_to_room", room="kitchen"), act("open", "fridge")],
@@ -465,7 +453,7 @@ def test_replay_reproduces_the_records_without_the_server(serve, tmp_path):
     n_live = srv.n_requests
     srv.stop()
     again = run_spec(spec(srv, tmp_path, budget=4, llm_cache_mode="replay"))
-    assert _volatile_free(again) == _volatile_free(live)
+    assert replay_comparable(again) == replay_comparable(live)
     assert again["episode"]["llm_cache_mode"] == "replay"
     assert {c for n in notes(again) for call in n["calls"] for c in call["cache"].split(",")} == {"hit"}
     assert {c for n in notes(live) for call in n["calls"] for c in call["cache"].split(",")} == {"miss"}
