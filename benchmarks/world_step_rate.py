@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from collablab.tasks.mecobench import task_from_record
-from collablab.tasks.suite import generate_task, suite_plan
+from collablab.studies.mecobench import task_from_record
+from collablab.studies.mecobench.suite import generate_task, suite_plan
 from collablab.world import vh
 from collablab.world.actions import Action
 from collablab.world.household import Household

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
-from collablab.mecobench_run import run_spec
+from collablab.studies.mecobench import run_spec
 
 HASHES = Path(__file__).resolve().parents[1] / "tests" / "data" / "record_hashes.json"
 PROTOCOLS = ("isolated", "broadcast", "discuss", "leader", "leader_vision", "shared_memory")

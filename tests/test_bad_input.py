@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from collablab.agents.oracle import OracleTeam
-from collablab.episode import EpisodeConfig, run_episode
-from collablab.tasks.mecobench import TaskError, load_tasks, task_from_record
-from collablab.tasks.suite import generate_suite
+from collablab.studies.mecobench import OracleTeam
+from collablab.studies.mecobench import EpisodeConfig, run_episode
+from collablab.studies.mecobench import TaskError, load_tasks, task_from_record
+from collablab.studies.mecobench import generate_suite
 from collablab.world.household import Household
 
 

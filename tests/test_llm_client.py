@@ -315,10 +315,10 @@ def test_extract_and_validate_helpers():
     assert validate({"action": "x", "target": 1}, SCHEMA) is None
     assert "target" in validate({"action": "x"}, SCHEMA)
     assert validate({"action": "x", "target": "one"}, SCHEMA) is not None
-    from collablab.llm.structured import _mini_validate
-    assert _mini_validate({"action": "x", "target": 1}, SCHEMA) is None
-    assert "target" in _mini_validate({"action": "x"}, SCHEMA)
-    assert _mini_validate({"action": "x", "target": True}, SCHEMA) is not None
+    assert validate({"action": "x", "target": True}, SCHEMA) is not None
+    # the one extractor tolerates a trailing comma and a reply cut off mid-object
+    assert extract_json('say {"a": [1, 2,],}')[0] == {"a": [1, 2]}
+    assert extract_json('ok {"a": {"b": "cut')[0] == {"a": {"b": "cut"}}
 
 
 # ------------------------------------------------------------------- secrets

@@ -23,7 +23,7 @@ from conftest import replay_comparable
 
 from collablab.llm import ResponseCache
 from collablab.llm.local_server import LocalServer, local_model_status
-from collablab.mecobench_run import DEFAULTS, run_spec, validate
+from collablab.studies.mecobench import DEFAULTS, run_spec, validate
 from collablab.runs import load_run, run_grid
 
 READY, WHY = local_model_status()

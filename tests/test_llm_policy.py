@@ -13,13 +13,13 @@ from typing import Any, Callable
 import pytest
 from conftest import replay_comparable
 
-from collablab.agents import grounding as G
-from collablab.agents.llm_policy import parse_act, parse_assignments, parse_message
-from collablab.episode import make_world
+from collablab.agents.llm import grounding as G
+from collablab.agents.llm.replies import parse_act, parse_assignments, parse_message
+from collablab.studies.mecobench import make_world
 from collablab.llm import ResponseCache, endpoint_limiter
 from collablab.llm.cache import CacheMiss
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
-from collablab.mecobench_run import _tasks, resolve, run_spec
+from collablab.studies.mecobench import resolve, run_spec, tasks_of
 from collablab.world.actions import Action
 
 SILENT = "[THINKING] nothing new.\n[MESSAGE] <NO_MESSAGE>"
@@ -118,7 +118,7 @@ def notes(records: dict) -> list[dict]:
 # -- grounding (B.4) against a real household ------------------------------------------------------------
 @pytest.fixture
 def world():
-    return make_world(_tasks("suite", 0)["cl000-p"], 2, 0)
+    return make_world(tasks_of("suite", 0)["cl000-p"], 2, 0)
 
 
 def ground(sem: dict, obs: dict, valid=None) -> G.Grounded:

@@ -14,7 +14,7 @@ import pytest
 from collablab.runs import load_run, run_grid
 from collablab.studies import mecobench as S
 
-FN = "collablab.mecobench_run:run_spec"
+FN = S.FN
 
 
 def _specs() -> list[dict]:
@@ -37,7 +37,7 @@ def test_workers_do_not_change_records(tmp_path):
 
 
 def test_bad_spec_stops_before_any_file(tmp_path):
-    from collablab import mecobench_run
+    from collablab.studies.mecobench import spec as mecobench_run
 
     with pytest.raises(ValueError, match="protocol"):
         run_grid([{"task_id": "cl000-p", "protocol": "leader", "n_agents": 1}], fn=FN, study="t",

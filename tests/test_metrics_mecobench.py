@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from collablab.metrics import mecobench as m
+from collablab.studies.mecobench import metrics as m
 
 
 def ep(**kw):
@@ -61,9 +61,9 @@ def test_car_hfr_spatial_tokens():
 def test_records_from_a_real_episode_feed_the_metrics():
     from conftest import mini_scene
 
-    from collablab.agents.oracle import OracleTeam
-    from collablab.episode import EpisodeConfig, run_episode
-    from collablab.tasks.mecobench import Task
+    from collablab.studies.mecobench import OracleTeam
+    from collablab.studies.mecobench import EpisodeConfig, run_episode
+    from collablab.studies.mecobench import Task
     from collablab.world.goals import parse_goal
 
     task = Task("mini", "mini", mini_scene(), parse_goal({"on_cupcake_13": 1, "on_apple_13": 1}),

@@ -7,10 +7,11 @@ import json
 import pytest
 from conftest import shared_path
 
-from collablab.agents.oracle import OracleTeam
-from collablab.episode import EpisodeConfig, make_world, run_episode
-from collablab.tasks.catalog import FURNITURE, LEGAL_CONTAINERS, LEGAL_SURFACES, TASK_OBJECTS
-from collablab.tasks.mecobench import load_tasks
+from collablab.studies.mecobench import OracleTeam
+from collablab.studies.mecobench import EpisodeConfig, make_world, run_episode
+from collablab.studies.mecobench.templates import LEGAL_CONTAINERS, LEGAL_SURFACES
+from collablab.world.catalog import FURNITURE, TASK_OBJECTS
+from collablab.studies.mecobench import load_tasks
 from collablab.world.actions import Action
 from collablab.world.goals import parse_goal
 from collablab.world.household import Household

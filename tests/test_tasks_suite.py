@@ -8,11 +8,12 @@ import json
 
 import pytest
 
-from collablab.agents.oracle import OracleTeam
-from collablab.episode import EpisodeConfig, run_episode
-from collablab.tasks.catalog import TASK_OBJECTS, TEMPLATES
-from collablab.tasks.mecobench import PRIORS, dump_tasks, load_tasks, task_from_record
-from collablab.tasks.suite import generate_suite
+from collablab.studies.mecobench import OracleTeam
+from collablab.studies.mecobench import EpisodeConfig, run_episode
+from collablab.studies.mecobench.templates import TEMPLATES
+from collablab.world.catalog import TASK_OBJECTS
+from collablab.studies.mecobench import PRIORS, dump_tasks, load_tasks, task_from_record
+from collablab.studies.mecobench import generate_suite
 
 
 @functools.lru_cache(maxsize=None)

@@ -7,16 +7,16 @@ import json
 
 import pytest
 
-from collablab.agents import messages as M
-from collablab.agents.priors import parse_goal_text
-from collablab.mecobench_run import _tasks, resolve, run_spec
-from collablab.metrics import mecobench as m
+from collablab.agents.heuristic import phrasebook as M
+from collablab.agents.heuristic.priors import parse_goal_text
+from collablab.studies.mecobench import resolve, run_spec, tasks_of
+from collablab.studies.mecobench import metrics as m
 from collablab.protocols import PROTOCOLS, make_protocol
 
 
 @functools.lru_cache(maxsize=None)
 def task_ids(structure: str, every: int = 6) -> tuple[str, ...]:
-    ids = [t for t in _tasks("suite", 0) if t.endswith("-" + structure[0])]
+    ids = [t for t in tasks_of("suite", 0) if t.endswith("-" + structure[0])]
     return tuple(ids[::every])
 
 
@@ -62,7 +62,7 @@ def test_message_templates_parse_back_into_facts():
 
 
 def test_goal_text_parsing_our_suite():
-    task = _tasks("suite", 0)["cl011-p"]
+    task = tasks_of("suite", 0)["cl011-p"]
     g = parse_goal_text(task.goal_text("full"))
     assert {(i.cls, i.count) for i in g.items} == {(p.obj_class, p.count) for p in task.goal}
     assert g.locations and all(loc.room for loc in g.locations) and g.has_appearance
@@ -99,10 +99,10 @@ def test_mixed_team_and_teams_larger_than_five():
 
 
 def test_leader_vision_renders_views():
-    from collablab.episode import make_world
+    from collablab.studies.mecobench import make_world
     from collablab.world.render import combined_view, render_view
 
-    w = make_world(_tasks("suite", 0)["cl000-p"], 2, 0)
+    w = make_world(tasks_of("suite", 0)["cl000-p"], 2, 0)
     assert render_view(w, 0).size == (256, 256)
     assert combined_view(w).size == (256, 512)
 

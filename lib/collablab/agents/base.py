@@ -13,7 +13,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..world.actions import Action
-from .messages import Message
+
+
+@dataclass
+class Message:
+    """One utterance in a step's dialogue."""
+
+    sender: int
+    text: str
+    kind: str = "broadcast"  # broadcast | discuss | report | assignment
+    receivers: tuple[int, ...] | None = None  # None: everyone
+    round: int = 0
 
 
 @dataclass
@@ -30,6 +40,7 @@ class AgentContext:
     protocol: str
     leader: int | None = None
     seed: int = 0
+    has_channel: bool = True  # the protocol lets teammates tell each other anything (messages or memory)
 
     @property
     def name(self) -> str:
@@ -58,6 +69,8 @@ class Assignment:
 
 @dataclass
 class Decision:
+    """An agent's action for this step, with what choosing it cost."""
+
     action: Action
     tokens_prompt: int = 0
     tokens_completion: int = 0
@@ -95,3 +108,16 @@ class Policy(ABC):
     def write_memory(self, shared_memory: dict[str, Any]) -> Utterance | None:
         """Shared-memory protocol: update the shared block after acting (Fig. 29)."""
         return None
+
+
+@dataclass
+class Turn:
+    """One agent's decision in one step as the team loop records it: the action, what the
+    agent said this step, and what it all cost."""
+
+    action: Action
+    message: str | None = None
+    tokens_prompt: int = 0
+    tokens_completion: int = 0
+    latency_s: float = 0.0
+    note: str = ""

@@ -34,8 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from .types import CACHE_MODES
+
 __all__ = [
-    "CACHE_MODES",
     "CacheMiss",
     "CachedReply",
     "ResponseCache",
@@ -45,7 +46,6 @@ __all__ = [
     "default_cache_mode",
 ]
 
-CACHE_MODES = ("rw", "replay", "off")
 KEY_VERSION = 1
 
 _SCHEMA = """

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hashlib
-import ipaddress
 import json
 import logging
 import os
@@ -29,24 +28,16 @@ import random
 import threading
 import time
 import weakref
-from collections import deque
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Awaitable, Iterable, Mapping, Sequence, TypeVar
-from urllib.parse import urlsplit
+from dataclasses import dataclass
+from typing import Any, Awaitable, Iterable, Mapping, TypeVar
 
 from .cache import CacheMiss, ResponseCache, cache_key, canonical_request
+from .limiter import endpoint_limiter
 from .messages import as_messages
+from . import structured
+from .types import EndpointSpec, LLMCallError, LLMResult, Usage
 
-__all__ = [
-    "EndpointSpec",
-    "EndpointLimiter",
-    "LLMCallError",
-    "LLMClient",
-    "LLMResult",
-    "Usage",
-    "endpoint_limiter",
-    "run_sync",
-]
+__all__ = ["LLMClient", "run_sync"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -54,273 +45,6 @@ T = TypeVar("T")
 #: Sampling parameters that are part of the cache key and forwarded to the API.
 SAMPLING_PARAMS = ("temperature", "top_p", "max_tokens", "seed", "stop", "response_format",
                    "presence_penalty", "frequency_penalty", "n", "logit_bias")
-
-
-# --------------------------------------------------------------------------- spec
-
-
-def _is_loopback(base_url: str) -> bool:
-    host = urlsplit(base_url).hostname or ""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-@dataclass(frozen=True)
-class EndpointSpec:
-    """Where and how to call a model. Holds the *name* of the key's env var, never the key.
-
-    ``api_key_env=None`` means the server needs no key (a dummy one is sent).
-    ``structured_mode`` is the default for :func:`~collablab.llm.structured.chat_json`:
-    ``json_schema`` (OpenAI, vLLM), ``json_object`` (llama.cpp server) or ``none``.
-    """
-
-    alias: str
-    model: str
-    base_url: str | None = None  # None: the OpenAI API
-    api_key_env: str | None = "OPENAI_API_KEY"
-    max_concurrency: int = 4
-    timeout_s: float = 60.0
-    max_attempts: int = 4
-    backoff_base_s: float = 0.5
-    backoff_max_s: float = 20.0
-    structured_mode: str = "json_schema"
-    default_params: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if not self.alias:
-            raise ValueError("EndpointSpec.alias must be non-empty")
-        if self.max_concurrency < 1:
-            raise ValueError("max_concurrency must be >= 1")
-        if self.max_attempts < 1:
-            raise ValueError("max_attempts must be >= 1")
-        if self.structured_mode not in ("json_schema", "json_object", "none"):
-            raise ValueError(f"structured_mode {self.structured_mode!r}")
-        if self.api_key_env is not None and (self.api_key_env.startswith("sk-")
-                                             or not self.api_key_env.replace("_", "").isalnum()):
-            # Catch the mistake of passing the key itself; do not echo it.
-            raise ValueError("api_key_env must be the NAME of an environment variable, "
-                             "not a key")
-        object.__setattr__(self, "default_params", dict(self.default_params))
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "EndpointSpec":
-        """Build from a config mapping (e.g. a params YAML); unknown keys are an error."""
-        known = set(cls.__dataclass_fields__)
-        extra = set(d) - known
-        if extra:
-            raise ValueError(f"unknown EndpointSpec fields: {sorted(extra)}")
-        return cls(**dict(d))
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["default_params"] = dict(self.default_params)
-        return d
-
-    def with_(self, **changes: Any) -> "EndpointSpec":
-        return replace(self, **changes)
-
-    @property
-    def is_loopback(self) -> bool:
-        return self.base_url is not None and _is_loopback(self.base_url)
-
-
-# ----------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class Usage:
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    total_tokens: int | None = None
-
-    def __add__(self, other: "Usage") -> "Usage":
-        def add(a, b):
-            return None if a is None and b is None else (a or 0) + (b or 0)
-        return Usage(add(self.prompt_tokens, other.prompt_tokens),
-                     add(self.completion_tokens, other.completion_tokens),
-                     add(self.total_tokens, other.total_tokens))
-
-
-@dataclass(frozen=True)
-class LLMResult:
-    """One logical chat call. ``error`` is None on success; ``cache`` is hit/miss/off.
-
-    ``latency_s``: wall time of the call without the time queued for a concurrency slot
-    (``queue_s``), backoff sleeps included; for a cache hit, the lookup time.
-    ``attempts``: HTTP requests made (0 for a hit). ``usage``: as reported by the server
-    (for a hit: as stored, so cost metrics do not change on replay).
-    """
-
-    text: str | None
-    usage: Usage
-    latency_s: float
-    cache: str
-    attempts: int
-    error: str | None
-    model: str
-    endpoint: str
-    call_id: str
-    sample_index: int = 0
-    attempt: int = 0  # logical attempt (re-ask number), part of the cache key
-    finish_reason: str | None = None
-    queue_s: float = 0.0  # time spent waiting for a concurrency slot
-    cache_key: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-    def to_record(self) -> dict[str, Any]:
-        """A flat dict for a DataFrame row / JSON log."""
-        d = asdict(self)
-        u = d.pop("usage")
-        d.update(prompt_tokens=u["prompt_tokens"], completion_tokens=u["completion_tokens"],
-                 total_tokens=u["total_tokens"])
-        return d
-
-
-class LLMCallError(RuntimeError):
-    """Raised only when a caller asks for it (``raise_on_error=True``)."""
-
-    def __init__(self, result: LLMResult):
-        self.result = result
-        super().__init__(f"LLM call {result.call_id!r} (sample {result.sample_index}) on "
-                         f"{result.endpoint!r} failed after {result.attempts} attempt(s): "
-                         f"{result.error}")
-
-
-# -------------------------------------------------------------------- concurrency
-
-
-class EndpointLimiter:
-    """A counting semaphore usable from any thread and any asyncio event loop.
-
-    (A plain ``asyncio.Semaphore`` binds to one loop; notebooks' sync calls run each
-    call on a fresh loop, so this one hands slots across loops with thread-safe wakeups.)
-    """
-
-    def __init__(self, alias: str, limit: int):
-        self.alias = alias
-        self._limit = int(limit)
-        self._lock = threading.Lock()
-        self._in_flight = 0
-        self._peak = 0
-        self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future]] = deque()
-
-    def __repr__(self) -> str:
-        return (f"EndpointLimiter({self.alias!r}, in_flight={self.in_flight}, "
-                f"limit={self.limit}, max_in_flight={self.max_in_flight})")
-
-    @property
-    def limit(self) -> int:
-        return self._limit
-
-    @property
-    def in_flight(self) -> int:
-        return self._in_flight
-
-    @property
-    def max_in_flight(self) -> int:
-        """Peak number of concurrently held slots since creation or :meth:`reset_peak`."""
-        return self._peak
-
-    @property
-    def waiting(self) -> int:
-        return len(self._waiters)
-
-    def reset_peak(self) -> None:
-        with self._lock:
-            self._peak = self._in_flight
-
-    def set_limit(self, limit: int) -> None:
-        if limit < 1:
-            raise ValueError("limit must be >= 1")
-        with self._lock:
-            self._limit = int(limit)
-        self._dispatch()
-
-    def _take(self) -> None:
-        self._in_flight += 1
-        self._peak = max(self._peak, self._in_flight)
-
-    async def acquire(self) -> None:
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            if self._in_flight < self._limit and not self._waiters:
-                self._take()
-                return
-            fut = loop.create_future()
-            entry = (loop, fut)
-            self._waiters.append(entry)
-        try:
-            await fut
-        except asyncio.CancelledError:
-            with self._lock:
-                try:
-                    self._waiters.remove(entry)
-                    queued = True
-                except ValueError:
-                    queued = False
-            if not queued and fut.done() and not fut.cancelled():
-                self.release()  # granted just before the cancellation landed
-            raise
-
-    def release(self) -> None:
-        with self._lock:
-            if self._in_flight <= 0:
-                raise RuntimeError("EndpointLimiter released too many times")
-            self._in_flight -= 1
-        self._dispatch()
-
-    def _dispatch(self) -> None:
-        """Hand free slots to waiters (FIFO), each on its own loop."""
-        while True:
-            with self._lock:
-                if not self._waiters or self._in_flight >= self._limit:
-                    return
-                loop, fut = self._waiters.popleft()
-                self._take()
-            try:
-                loop.call_soon_threadsafe(self._grant, fut)
-            except RuntimeError:  # that loop is closed: its waiter is gone
-                with self._lock:
-                    self._in_flight -= 1
-
-    def _grant(self, fut: asyncio.Future) -> None:
-        if fut.done():  # cancelled meanwhile: give the slot back
-            self.release()
-        else:
-            fut.set_result(None)
-
-    async def __aenter__(self) -> "EndpointLimiter":
-        await self.acquire()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        self.release()
-
-
-_LIMITERS: dict[str, EndpointLimiter] = {}
-_LIMITERS_LOCK = threading.Lock()
-
-
-def endpoint_limiter(alias: str, limit: int | None = None) -> EndpointLimiter:
-    """The process-wide limiter of an endpoint alias (created on first use).
-
-    Passing ``limit`` (re)sets the bound; the latest spec using the alias wins.
-    """
-    with _LIMITERS_LOCK:
-        lim = _LIMITERS.get(alias)
-        if lim is None:
-            lim = _LIMITERS[alias] = EndpointLimiter(alias, limit or 4)
-            return lim
-    if limit is not None and limit != lim.limit:
-        lim.set_limit(limit)
-    return lim
 
 
 # ----------------------------------------------------------------------- sync run
@@ -589,10 +313,10 @@ class LLMClient:
         """
         return list(await asyncio.gather(*(self.chat(**dict(r)) for r in requests)))
 
-    async def chat_json(self, messages: Any, schema: Mapping[str, Any], **kwargs: Any):
+    async def chat_json(self, messages: Any, schema: Mapping[str, Any],
+                        **kwargs: Any) -> structured.StructuredResult:
         """Structured output; see :func:`collablab.llm.structured.chat_json`."""
-        from .structured import chat_json
-        return await chat_json(self, messages, schema, **kwargs)
+        return await structured.chat_json(self, messages, schema, **kwargs)
 
     # -- sync wrappers (notebooks)
     async def _closing(self, coro: Awaitable[T]) -> T:
@@ -611,7 +335,8 @@ class LLMClient:
     def chat_many_sync(self, requests: Iterable[Mapping[str, Any]]) -> list[LLMResult]:
         return self.run(self.chat_many(list(requests)))
 
-    def chat_json_sync(self, messages: Any, schema: Mapping[str, Any], **kwargs: Any):
+    def chat_json_sync(self, messages: Any, schema: Mapping[str, Any],
+                       **kwargs: Any) -> structured.StructuredResult:
         return self.run(self.chat_json(messages, schema, **kwargs))
 
 

@@ -34,7 +34,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Iterator
 
-from .client import EndpointSpec
+from .types import EndpointSpec
 
 __all__ = [
     "LocalModelUnavailable",

@@ -1,6 +1,6 @@
-"""Structured (JSON) output on top of :class:`~collablab.llm.client.LLMClient`.
+"""Structured (JSON) output and the one re-ask loop of collablab's LLM calls.
 
-Modes (``mode=`` or the endpoint's ``structured_mode``):
+Modes (``mode=`` or the endpoint's ``structured_mode``, :data:`~collablab.llm.types.STRUCTURED_MODES`):
 
 ``json_schema``  ``response_format={"type": "json_schema", "json_schema": {...}}``
                  (OpenAI; ``vllm serve`` accepts the same).
@@ -8,49 +8,120 @@ Modes (``mode=`` or the endpoint's ``structured_mode``):
                  (llama.cpp / llama-cpp-python server: grammar-constrained JSON).
 ``none``         prompt only.
 
-In every mode the schema is also stated in the prompt (``instruct=True``), the reply is
-validated (JSON parse, first JSON object extracted from surrounding text, then the schema)
-and, if invalid, re-asked up to ``max_reasks`` times with the validation error appended.
+:func:`ask` is the loop every caller uses: ask, read the reply with a ``parse`` hook, and
+re-ask with the reason up to ``max_reasks`` times. :func:`chat_json` is :func:`ask` with the
+schema stated in the prompt and a parse hook that extracts the first JSON object
+(:func:`extract_json`, :func:`find_json`) and validates it against the schema (jsonschema).
 Each ask is its own cached call (``attempt`` = ask number), so replays reproduce the chain.
-A reply that never validates gives ``parsed=None`` and ``parse_error`` set — never an
-exception (only :class:`~collablab.llm.cache.CacheMiss` in replay mode propagates).
+A reply that never parses gives ``parsed=None`` and ``parse_error`` set, never an exception
+(only :class:`~collablab.llm.cache.CacheMiss` in replay mode propagates).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping, Protocol
 
 from .messages import as_messages
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .client import LLMClient, LLMResult, Usage
+from .types import STRUCTURED_MODES, LLMResult, Usage, check_structured_mode
 
 __all__ = [
     "STRUCTURED_MODES",
+    "ChatClient",
     "StructuredResult",
+    "ask",
     "chat_json",
+    "close_truncated",
     "extract_json",
+    "find_json",
     "response_format_for",
     "schema_instruction",
     "validate",
 ]
 
-STRUCTURED_MODES = ("json_schema", "json_object", "none")
+#: A parse hook: reply text -> ``(value, None)`` or ``(None, why it cannot be used)``.
+Parse = Callable[[str | None], tuple[Any, str | None]]
+
+
+class ChatClient(Protocol):
+    """What :func:`ask` needs of a client (:class:`~collablab.llm.client.LLMClient` is one)."""
+
+    endpoint: Any
+
+    async def chat(self, messages: Any, *, call_id: str, **kwargs: Any) -> LLMResult: ...
 
 
 # ---------------------------------------------------------------------- parsing
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
+def close_truncated(text: str) -> str:
+    """Close the strings, objects and arrays a reply cut off at ``max_tokens`` left open."""
+    stack: list[str] = []
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]" and stack:
+            stack.pop()
+    out = text + ('"' if in_str else "")
+    out = re.sub(r"[\s,:]+$", "", out)
+    if stack and stack[-1] == "}":  # a dangling key without its value
+        m = re.search(r'([{,])\s*"(?:[^"\\]|\\.)*"$', out)
+        if m and not re.search(r':\s*"(?:[^"\\]|\\.)*"$', out[max(0, m.start() - 1):]):
+            out = out[:m.start() + (1 if m.group(1) == "{" else 0)]
+    return out + "".join(reversed(stack))
+
+
+def find_json(text: str | None, kind: type = dict, want: Callable[[Any], bool] | None = None) -> Any:
+    """The first JSON ``kind`` (dict or list) in ``text`` that satisfies ``want``; code fences,
+    trailing commas and replies cut off at ``max_tokens`` are tolerated. None if there is none."""
+    if not text:
+        return None
+    opener = "{" if kind is dict else "["
+    dec = json.JSONDecoder()
+    blobs = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    for blob in blobs:
+        for variant in (blob, _TRAILING_COMMA.sub(r"\1", blob)):
+            for i, ch in enumerate(variant):
+                if ch != opener:
+                    continue
+                try:
+                    value, _ = dec.raw_decode(variant, i)
+                except ValueError:
+                    continue
+                if isinstance(value, kind) and (want is None or want(value)):
+                    return value
+    start = text.find(opener)  # last resort: a reply cut off mid-object
+    while start >= 0:
+        try:
+            value, _ = dec.raw_decode(_TRAILING_COMMA.sub(r"\1", close_truncated(text[start:])))
+        except ValueError:
+            value = None
+        if isinstance(value, kind) and (want is None or want(value)):
+            return value
+        start = text.find(opener, start + 1)
+    return None
 
 
 def extract_json(text: str | None) -> tuple[Any, str | None]:
-    """Parse ``text`` as JSON, else the first JSON object inside it (code fences included).
-
-    Returns ``(value, None)`` or ``(None, error message)``.
-    """
+    """Parse ``text`` as JSON, else a fenced JSON value, else the first JSON object inside it
+    (:func:`find_json`). Returns ``(value, None)`` or ``(None, error message)``."""
     if text is None:
         return None, "no reply"
     s = text.strip()
@@ -60,102 +131,24 @@ def extract_json(text: str | None) -> tuple[Any, str | None]:
         return json.loads(s), None
     except json.JSONDecodeError as exc:
         first_error = f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-    candidates = [m.group(1).strip() for m in _FENCE.finditer(s)]
-    for c in candidates:
+    for m in _FENCE.finditer(s):
         try:
-            return json.loads(c), None
+            return json.loads(m.group(1).strip()), None
         except json.JSONDecodeError:
             pass
-    dec = json.JSONDecoder()
-    for i, ch in enumerate(s):
-        if ch == "{":
-            try:
-                obj, _ = dec.raw_decode(s, i)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(obj, dict):
-                return obj, None
+    obj = find_json(s)
+    if obj is not None:
+        return obj, None
     return None, first_error + "; no JSON object found in the reply"
 
 
 # ------------------------------------------------------------------- validation
 
-_TYPES: dict[str, Any] = {
-    "object": dict, "array": list, "string": str, "boolean": bool, "null": type(None),
-    "integer": int, "number": (int, float),
-}
-
-
-def _type_ok(value: Any, t: str) -> bool:
-    if t in ("integer", "number") and isinstance(value, bool):
-        return False
-    if t == "integer" and isinstance(value, float):
-        return value.is_integer()
-    py = _TYPES.get(t)
-    return True if py is None else isinstance(value, py)
-
-
-def _mini_validate(value: Any, schema: Mapping[str, Any], path: str = "$") -> str | None:
-    """A small JSON-schema subset: type, enum, const, required, properties,
-    additionalProperties=false, items, min/max(Length/Items), minimum/maximum, anyOf."""
-    if "anyOf" in schema or "oneOf" in schema:
-        subs = schema.get("anyOf") or schema.get("oneOf")
-        errs = [_mini_validate(value, s, path) for s in subs]
-        if all(errs):
-            return f"{path}: matches none of the allowed alternatives ({errs[0]})"
-    t = schema.get("type")
-    if t is not None:
-        ts = [t] if isinstance(t, str) else list(t)
-        if not any(_type_ok(value, x) for x in ts):
-            return f"{path}: expected {' or '.join(ts)}, got {type(value).__name__}"
-    if "enum" in schema and value not in schema["enum"]:
-        return f"{path}: {value!r} is not one of {schema['enum']!r}"
-    if "const" in schema and value != schema["const"]:
-        return f"{path}: expected {schema['const']!r}"
-    if isinstance(value, dict):
-        for k in schema.get("required", []):
-            if k not in value:
-                return f"{path}: missing required key {k!r}"
-        props = schema.get("properties", {})
-        for k, v in value.items():
-            if k in props:
-                err = _mini_validate(v, props[k], f"{path}.{k}")
-                if err:
-                    return err
-            elif schema.get("additionalProperties") is False:
-                return f"{path}: unexpected key {k!r}"
-    if isinstance(value, list):
-        if "items" in schema and isinstance(schema["items"], Mapping):
-            for i, v in enumerate(value):
-                err = _mini_validate(v, schema["items"], f"{path}[{i}]")
-                if err:
-                    return err
-        if "minItems" in schema and len(value) < schema["minItems"]:
-            return f"{path}: fewer than {schema['minItems']} items"
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            return f"{path}: more than {schema['maxItems']} items"
-    if isinstance(value, str):
-        if "minLength" in schema and len(value) < schema["minLength"]:
-            return f"{path}: shorter than {schema['minLength']}"
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            return f"{path}: longer than {schema['maxLength']}"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            return f"{path}: {value} < minimum {schema['minimum']}"
-        if "maximum" in schema and value > schema["maximum"]:
-            return f"{path}: {value} > maximum {schema['maximum']}"
-    return None
-
 
 def validate(value: Any, schema: Mapping[str, Any]) -> str | None:
-    """None if ``value`` matches ``schema``, else a short error message.
+    """None if ``value`` matches the JSON ``schema`` (jsonschema), else a short error message."""
+    import jsonschema
 
-    Uses ``jsonschema`` when it is installed, else a small built-in subset validator.
-    """
-    try:
-        import jsonschema
-    except ImportError:  # pragma: no cover - jsonschema comes with nbformat
-        return _mini_validate(value, schema)
     cls = jsonschema.validators.validator_for(schema)
     err = jsonschema.exceptions.best_match(cls(schema).iter_errors(value))
     if err is None:
@@ -174,9 +167,8 @@ def response_format_for(mode: str, schema: Mapping[str, Any], *, name: str = "re
                 "json_schema": {"name": name, "schema": dict(schema), "strict": bool(strict)}}
     if mode == "json_object":
         return {"type": "json_object", "schema": dict(schema)}
-    if mode == "none":
-        return None
-    raise ValueError(f"structured mode {mode!r}: expected one of {STRUCTURED_MODES}")
+    check_structured_mode(mode)
+    return None
 
 
 def schema_instruction(schema: Mapping[str, Any]) -> str:
@@ -194,10 +186,9 @@ def _with_instruction(messages: list[dict[str, Any]], schema: Mapping[str, Any])
     return out
 
 
-def _reask_message(error: str) -> dict[str, Any]:
-    return {"role": "user",
-            "content": f"Your previous reply was invalid: {error}. Reply again with only a "
-                       "JSON object that matches the schema."}
+def _reask_message(error: str) -> str:
+    return (f"Your previous reply was invalid: {error}. Reply again with only a "
+            "JSON object that matches the schema.")
 
 
 @dataclass(frozen=True)
@@ -213,13 +204,13 @@ class StructuredResult:
     parse_error: str | None
     text: str | None
     error: str | None
-    asks: tuple["LLMResult", ...]
+    asks: tuple[LLMResult, ...]
     call_id: str
     sample_index: int
     model: str
     endpoint: str
     mode: str
-    usage: "Usage" = field(default=None)  # type: ignore[assignment]
+    usage: Usage = field(default_factory=Usage)
     latency_s: float = 0.0
     cache: str = "off"
 
@@ -258,41 +249,33 @@ def _combined_cache(statuses: list[str]) -> str:
     return "miss"
 
 
-async def chat_json(client: "LLMClient", messages: Any, schema: Mapping[str, Any], *,
-                    call_id: str, sample_index: int = 0, mode: str | None = None,
-                    name: str = "reply", strict: bool = False, max_reasks: int = 2,
-                    instruct: bool = True, **chat_kwargs: Any) -> StructuredResult:
-    """Ask for a JSON object matching ``schema``; validate; re-ask on invalid replies.
+async def ask(client: ChatClient, messages: Any, parse: Parse, *, call_id: str, sample_index: int = 0,
+              max_reasks: int = 2, reask: Callable[[str], str] = _reask_message, mode: str = "none",
+              **chat_kwargs: Any) -> StructuredResult:
+    """Ask; read the reply with ``parse``; re-ask up to ``max_reasks`` times with the reason.
 
-    ``chat_kwargs`` go to :meth:`LLMClient.chat` (temperature, max_tokens, seed, ...).
+    A re-ask appends the unusable reply and a user message ``reask(reason)``. A transport
+    error ends the loop at once (``error`` set, ``parse_error`` None). ``chat_kwargs`` go to
+    ``client.chat`` (temperature, max_tokens, seed, response_format, ...).
     """
-    from .client import Usage
-
-    mode = mode or client.endpoint.structured_mode
-    rf = response_format_for(mode, schema, name=name, strict=strict)
     msgs = as_messages(messages)
-    if instruct:
-        msgs = _with_instruction(msgs, schema)
     chat_kwargs.pop("raise_on_error", None)
     chat_kwargs.pop("attempt", None)
     asks: list[LLMResult] = []
     parsed: Any = None
     parse_error: str | None = None
-    for ask in range(max_reasks + 1):
-        r = await client.chat(msgs, call_id=call_id, sample_index=sample_index, attempt=ask,
-                              response_format=rf, **chat_kwargs)
+    for n in range(max_reasks + 1):
+        r = await client.chat(msgs, call_id=call_id, sample_index=sample_index, attempt=n, **chat_kwargs)
         asks.append(r)
         if r.error is not None:
-            parsed, parse_error = None, f"no reply: {r.error}"
+            parsed, parse_error = None, None
             break
-        value, err = extract_json(r.text)
-        if err is None:
-            err = validate(value, schema)
-        if err is None:
-            parsed, parse_error = value, None
+        parsed, parse_error = parse(r.text)
+        if parse_error is None:
             break
-        parsed, parse_error = None, err
-        msgs = msgs + [{"role": "assistant", "content": r.text or ""}, _reask_message(err)]
+        parsed = None
+        msgs = msgs + [{"role": "assistant", "content": r.text or ""},
+                       {"role": "user", "content": reask(parse_error)}]
     usage = Usage()
     for a in asks:
         usage = usage + a.usage
@@ -302,3 +285,30 @@ async def chat_json(client: "LLMClient", messages: Any, schema: Mapping[str, Any
         asks=tuple(asks), call_id=call_id, sample_index=sample_index, model=last.model,
         endpoint=last.endpoint, mode=mode, usage=usage,
         latency_s=sum(a.latency_s for a in asks), cache=_combined_cache([a.cache for a in asks]))
+
+
+async def chat_json(client: ChatClient, messages: Any, schema: Mapping[str, Any], *,
+                    call_id: str, sample_index: int = 0, mode: str | None = None,
+                    name: str = "reply", strict: bool = False, max_reasks: int = 2,
+                    instruct: bool = True, **chat_kwargs: Any) -> StructuredResult:
+    """Ask for a JSON object matching ``schema``; validate; re-ask on invalid replies.
+
+    ``chat_kwargs`` go to :meth:`LLMClient.chat` (temperature, max_tokens, seed, ...).
+    """
+    mode = mode or client.endpoint.structured_mode
+    rf = response_format_for(mode, schema, name=name, strict=strict)
+    msgs = as_messages(messages)
+    if instruct:
+        msgs = _with_instruction(msgs, schema)
+
+    def parse(text: str | None) -> tuple[Any, str | None]:
+        value, err = extract_json(text)
+        if err is None:
+            err = validate(value, schema)
+        return (None, err) if err else (value, None)
+
+    res = await ask(client, msgs, parse, call_id=call_id, sample_index=sample_index, max_reasks=max_reasks,
+                    mode=mode, response_format=rf, **chat_kwargs)
+    if res.error is not None:
+        res = dataclasses.replace(res, parse_error=f"no reply: {res.error}")
+    return res

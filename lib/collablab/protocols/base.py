@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..agents.base import Policy, Utterance
-from ..agents.messages import Message
+from ..agents.base import Message
 
 
 @dataclass
@@ -25,10 +25,18 @@ class StepComm:
 
 
 class CommProtocol:
-    """Base class: a named communication scheme run before the agents act."""
+    """Base class: a named communication scheme run before the agents act.
+
+    Attributes, not names, tell the team loop and the agents what a protocol offers:
+    ``has_channel`` (teammates can tell each other anything at all, by message or memory),
+    ``has_leader`` (one agent assigns, the others report), ``uses_memory`` (a shared memory
+    block instead of messages), ``min_agents`` (the smallest team it makes sense for).
+    """
 
     name = "base"
     min_agents = 1
+    has_channel = True
+    has_leader = False
     uses_memory = False
 
     def reset(self, n_agents: int, leader: int = 0) -> None:

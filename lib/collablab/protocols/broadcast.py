@@ -6,7 +6,7 @@ step; each reads everyone's message before it acts.
 
 from __future__ import annotations
 
-from ..agents.messages import Message
+from ..agents.base import Message
 from .base import CommProtocol, StepComm
 
 

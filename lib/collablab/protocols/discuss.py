@@ -3,7 +3,7 @@ anyone answers CONTINUE, up to a round cap (Fig. 20, READY / CONTINUE)."""
 
 from __future__ import annotations
 
-from ..agents.messages import Message
+from ..agents.base import Message
 from .base import CommProtocol, StepComm
 
 

@@ -7,6 +7,7 @@ from .base import CommProtocol, StepComm
 
 class Isolated(CommProtocol):
     name = "isolated"
+    has_channel = False
 
     def communicate(self, policies, views, images=None) -> StepComm:
         return StepComm()

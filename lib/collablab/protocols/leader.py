@@ -4,13 +4,14 @@ worker's current view, as observations and as rendered images (leader-MM, §5.3)
 
 from __future__ import annotations
 
-from ..agents.messages import Message
+from ..agents.base import Message
 from .base import CommProtocol, StepComm
 
 
 class Leader(CommProtocol):
     name = "leader"
     min_agents = 2
+    has_leader = True
     vision = False
 
     def communicate(self, policies, views, images=None) -> StepComm:

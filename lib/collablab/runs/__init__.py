@@ -2,7 +2,7 @@
 
     specs = expand_grid({"task_id": "p1", "n_agents": 2}, {"protocol": ["isolated", "broadcast"],
                                                              "seed": [0, 1, 2]})
-    res = run_grid(specs, study="mecobench", params=params, backend="heuristic")
+    res = run_grid(specs, study="mecobench", params=params, backend="heuristic")  # a registered study
     episodes, steps = load_run(res.run_dir)
 
 A run folder ``<out_root>/<study>/<run_id>/`` holds ``episodes.jsonl`` and ``steps.jsonl``
@@ -14,9 +14,9 @@ are kept, failed ones retried. CLI: ``python -m collablab.runs --help``.
 from .grid import canonical_json, default_run_id, episode_key, expand_grid, normalize_specs
 from .load import load_failures, load_run
 from .manifest import read_manifest
-from .runner import DEFAULT_FN, RunResult, run_grid
+from .registry import studies, study_fn
+from .runner import RunResult, run_grid
 from .store import RunLockedError
 
-__all__ = ["DEFAULT_FN", "RunLockedError", "RunResult", "canonical_json", "default_run_id",
-           "episode_key", "expand_grid", "load_failures", "load_run", "normalize_specs",
-           "read_manifest", "run_grid"]
+__all__ = ["RunLockedError", "RunResult", "canonical_json", "default_run_id", "episode_key", "expand_grid",
+           "load_failures", "load_run", "normalize_specs", "read_manifest", "run_grid", "studies", "study_fn"]

@@ -1,4 +1,7 @@
-"""CLI: ``python -m collablab.runs --study S --fn mod:func --grid grid.yaml [--workers N]``.
+"""CLI: ``python -m collablab.runs --study S [--fn mod:func] --grid grid.yaml [--workers N]``.
+
+``--study`` names the output folder and, without ``--fn``, a registered study whose episode
+function runs the grid (``python -m collablab.runs --list-studies``).
 
 ``grid.yaml`` holds ``base:`` (a mapping) and ``axes:`` (parameter -> list), and optionally
 ``params:`` (copied into the manifest). Prints the run folder on the last line of stdout.
@@ -19,7 +22,8 @@ from typing import Any
 import yaml
 
 from .grid import expand_grid
-from .runner import DEFAULT_FN, run_grid
+from .registry import studies, study_fn
+from .runner import run_grid
 from .store import RunLockedError
 from .worker import resolve
 
@@ -59,9 +63,11 @@ def _sigterm(signum: int, frame: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m collablab.runs", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--study", required=True, help="study name: the folder under --out-root")
-    ap.add_argument("--grid", required=True, help="YAML file with base: and axes:")
-    ap.add_argument("--fn", default=DEFAULT_FN, help=f"episode function 'module:function' (default {DEFAULT_FN})")
+    ap.add_argument("--study", help="study name: the folder under --out-root and, without --fn, the "
+                                    "registered study that runs the grid")
+    ap.add_argument("--grid", help="YAML file with base: and axes:")
+    ap.add_argument("--fn", default=None, help="episode function 'module:function' (default: the study's)")
+    ap.add_argument("--list-studies", action="store_true", help="print the registered studies and exit")
     ap.add_argument("--workers", type=int, default=2, help="worker processes; 1 runs in-process")
     ap.add_argument("--run-id", default=None, help="run folder name (default: hash of fn + grid)")
     ap.add_argument("--out-root", default="outputs", help="root of run folders (default outputs)")
@@ -71,13 +77,21 @@ def main(argv: list[str] | None = None) -> int:
                          "validate() in fn's module if it has one")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
+    if args.list_studies:
+        for name, fn in sorted(studies().items()):
+            print(f"{name}\t{fn}")
+        return 0
+    if not args.study or not args.grid:
+        print("error: --study and --grid are required (or --list-studies)", file=sys.stderr)
+        return 2
     signal.signal(signal.SIGTERM, _sigterm)  # a batch scheduler's stop ends like Ctrl-C
     try:
         specs, params = load_grid_file(args.grid)
-        res = run_grid(specs, fn=args.fn, study=args.study, run_id=args.run_id,
+        fn = args.fn or study_fn(args.study)
+        res = run_grid(specs, fn=fn, study=args.study, run_id=args.run_id,
                        out_root=args.out_root, workers=args.workers,
                        progress=not args.no_progress, params={"grid_file": str(args.grid), **params},
-                       backend=args.backend, validate=pick_validate(args.validate, args.fn))
+                       backend=args.backend, validate=pick_validate(args.validate, fn))
     except (ValueError, OSError, RunLockedError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -19,11 +19,11 @@ from .manifest import (SCHEMA, code_version, environment, now_iso, read_manifest
                        write_manifest)
 from .pool import Item, start_method
 from .pool import results as results_of
+from .registry import studies, study_fn
 from .store import (EPISODES, FAILURES, KEY, STEPS, TIMINGS, Appender, RunLock, read_records,
                     repair_jsonl)
 from .worker import resolve
 
-DEFAULT_FN = "collablab.mecobench_run:run_spec"
 MANIFEST_EVERY_S = 5.0
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.=+-]*$")
 
@@ -93,7 +93,7 @@ def _timing_summary(n: int, total: float, peak: float) -> dict[str, Any]:
     return {"n": n, "sum": round(total, 4), "mean": round(total / n, 4), "max": round(peak, 4)}
 
 
-def run_grid(specs: Sequence[dict[str, Any]], *, fn: str = DEFAULT_FN, study: str,
+def run_grid(specs: Sequence[dict[str, Any]], *, study: str, fn: str | None = None,
              run_id: str | None = None, out_root: str | Path = "outputs", workers: int = 2,
              progress: bool = True, params: dict[str, Any] | None = None,
              backend: str | None = None,
@@ -101,7 +101,9 @@ def run_grid(specs: Sequence[dict[str, Any]], *, fn: str = DEFAULT_FN, study: st
     """Run each spec through ``fn`` once into ``<out_root>/<study>/<run_id>/``; resume if present.
 
     ``fn`` is ``"module:function"``, imported in each worker; it takes a spec and returns
-    ``{"episode": dict, "steps": [dict, ...]}``. ``workers=1`` runs in this process.
+    ``{"episode": dict, "steps": [dict, ...]}``. Without ``fn``, ``study`` must be a registered
+    study (:func:`~collablab.runs.registry.studies`) and its function is used; there is no
+    default. ``workers=1`` runs in this process.
     Finished episodes are skipped, failed ones (``failures.jsonl``) are retried. Everything
     is checked (``validate(spec)`` included) before any file is written.
     """
@@ -117,6 +119,8 @@ def run_grid(specs: Sequence[dict[str, Any]], *, fn: str = DEFAULT_FN, study: st
         raise ValueError(f"backend: must be a label string like 'heuristic' or None, got {backend!r}")
     if validate is not None and not callable(validate):
         raise ValueError(f"validate: must be a callable spec -> None, got {validate!r}")
+    registered = fn is None
+    fn = study_fn(study) if fn is None else fn
     resolve(fn)
     grid = normalize_specs(specs, validate)
     keys = [episode_key(s) for s in grid]
@@ -127,12 +131,12 @@ def run_grid(specs: Sequence[dict[str, Any]], *, fn: str = DEFAULT_FN, study: st
 
     run_dir.mkdir(parents=True, exist_ok=True)
     with RunLock(run_dir):
-        return _run_locked(grid, keys, fn=fn, study=study, run_id=run_id, run_dir=run_dir,
+        return _run_locked(grid, keys, fn=fn, registered=registered, study=study, run_id=run_id, run_dir=run_dir,
                            workers=workers, progress=progress, params=params, backend=backend,
                            validate=validate, out_root=out_root, t_start=t_start)
 
 
-def _run_locked(grid: list[Spec], keys: list[str], *, fn: str, study: str, run_id: str,
+def _run_locked(grid: list[Spec], keys: list[str], *, fn: str, registered: bool, study: str, run_id: str,
                 run_dir: Path, workers: int, progress: bool, params: dict[str, Any] | None,
                 backend: str | None, validate: Any, out_root: str | Path,
                 t_start: float) -> RunResult:
@@ -158,6 +162,9 @@ def _run_locked(grid: list[Spec], keys: list[str], *, fn: str, study: str, run_i
                "params": params, "backend": backend, "n_new": 0, "n_failed": 0}
     manifest: dict[str, Any] = {
         "schema": SCHEMA, "study": study, "run_id": run_id, "fn": fn,
+        # how fn was chosen: from the study registry (entry points) or given by the caller
+        "fn_source": "registry" if registered else "caller",
+        "studies_registered": studies(),
         "status": "running", "created": old.get("created", session["started"]) if old else session["started"],
         "updated": session["started"],
         "counts": {},

@@ -47,6 +47,13 @@ class ActionResult:
         return self.status == "ok"
 
 
+def check_n_agents(n: Any, field_name: str = "n_agents") -> int:
+    """``n`` if it is a whole number of agents (an int >= 1, not a bool), else ValueError."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"{field_name}: must be an integer >= 1, got {n!r}")
+    return n
+
+
 class Household:
     """A multi-agent household episode over VirtualHome's evolving-graph executor.
 
@@ -68,8 +75,7 @@ class Household:
     ) -> None:
         if structure not in STRUCTURES:
             raise ValueError(f"structure: {structure!r} is not allowed; allowed: {', '.join(STRUCTURES)}")
-        if not isinstance(n_agents, int) or n_agents < 1:
-            raise ValueError(f"n_agents: must be an integer >= 1, got {n_agents!r}")
+        check_n_agents(n_agents)
         if len(init_rooms) < n_agents:
             raise ValueError(f"init_rooms: {len(init_rooms)} rooms given for {n_agents} agents")
         self.scene = scene

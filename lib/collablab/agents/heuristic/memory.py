@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Utterance
+from ..base import Utterance
 
 
 @dataclass

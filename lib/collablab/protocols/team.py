@@ -1,14 +1,33 @@
-"""The embodied team loop: observe -> communicate -> act, per step (mecobench.txt Fig. 4)."""
+"""The embodied team loop: observe -> communicate -> act, per step (mecobench.txt Fig. 4).
+
+A study's episode loop drives any :class:`Team`; :class:`EmbodiedTeam` is the one made of
+per-agent policies and a protocol. It needs only the world and the goal text of the task
+(:class:`TaskBrief`), so it knows no study.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
-from ..episode import Turn
-from ..protocols import CommProtocol
-from ..tasks.mecobench import Task
+from ..agents.base import AgentContext, Policy, Turn
 from ..world.household import Household
-from .base import AgentContext, Policy
+from .base import CommProtocol
+
+
+class TaskBrief(Protocol):
+    """What the team loop needs of a study's task: the goal text agents read under a prior."""
+
+    def goal_text(self, prior: str) -> str: ...
+
+
+class Team(Protocol):
+    """Anything that decides one action per agent per step."""
+
+    backend: str
+
+    def reset(self, world: Household, task: Any, seed: int) -> None: ...
+
+    def act(self, world: Household) -> dict[int, Turn]: ...
 
 
 class EmbodiedTeam:
@@ -23,19 +42,21 @@ class EmbodiedTeam:
         backends = sorted({p.backend for p in self.policies})
         self.backend = backends[0] if len(backends) == 1 else "mixed:" + "+".join(backends)
 
-    def reset(self, world: Household, task: Task, seed: int) -> None:
+    def reset(self, world: Household, task: TaskBrief, seed: int) -> None:
         n = world.n_agents
         if len(self.policies) != n:
             raise ValueError(f"policies: {len(self.policies)} given for {n} agents")
         self.protocol.reset(n, self.leader)
-        doors = [(d.id, task.scene.rooms[d.rooms[0]], task.scene.rooms[d.rooms[1]]) for d in task.scene.doors]
+        rooms = world.scene.rooms
+        doors = [(d.id, rooms[d.rooms[0]], rooms[d.rooms[1]]) for d in world.scene.doors]
         text = task.goal_text(self.prior)
         for a, p in enumerate(self.policies):
             p.reset(AgentContext(
-                agent=a, n_agents=n, goal_text=text, structure=task.structure,
-                allowed_rooms=[task.scene.rooms[r] for r in sorted(world.allowed[a])], doors=doors,
+                agent=a, n_agents=n, goal_text=text, structure=world.structure,
+                allowed_rooms=[rooms[r] for r in sorted(world.allowed[a])], doors=doors,
                 valid_actions=world.action_names, protocol=self.protocol.name,
-                leader=self.leader if "leader" in self.protocol.name else None, seed=seed))
+                leader=self.leader if self.protocol.has_leader else None, seed=seed,
+                has_channel=self.protocol.has_channel))
         self.memory: dict[str, Any] = {"global": {}}
         self._world = world
 

@@ -11,16 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-
-@dataclass
-class Message:
-    """One utterance in a step's dialogue."""
-
-    sender: int
-    text: str
-    kind: str = "broadcast"  # broadcast | discuss | report | assignment
-    receivers: tuple[int, ...] | None = None  # None: everyone
-    round: int = 0
+from ..base import Message
 
 
 # -- templates --------------------------------------------------------------------------

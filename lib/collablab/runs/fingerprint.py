@@ -6,7 +6,7 @@ import functools
 import hashlib
 from pathlib import Path
 
-_PKG = Path(__file__).resolve().parent
+_PKG = Path(__file__).resolve().parents[1]  # the collablab package
 
 
 @functools.lru_cache(maxsize=1)

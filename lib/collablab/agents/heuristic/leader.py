@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from . import messages as M
-from .base import Assignment, Utterance
-from .messages import Message
+from ..base import Assignment, Message, Utterance
+from . import phrasebook as M
 
 
 class LeaderMixin:

@@ -1,4 +1,4 @@
-"""Run one MECoBench episode: a team acts in a household until success or budget.
+"""Run one MECoBench episode: a team acts in a household until success or budget (§3.1).
 
 The effective budget is the total number of steps over all agents (mecobench.txt §3.1):
 60 for parallel and 80 for sequential tasks by default, so each of n agents gets
@@ -10,35 +10,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from .tasks.mecobench import Task, TaskError
-from .world.actions import Action
-from .world.household import Household
+from ...agents.base import Turn
+from ...protocols.team import Team
+from ...world.household import Household, check_n_agents
+from .tasks import Task, TaskError
 
 DEFAULT_BUDGET = {"parallel": 60, "sequential": 80}
-
-
-@dataclass
-class Turn:
-    """One agent's decision in one step, with what it cost."""
-
-    action: Action
-    message: str | None = None
-    tokens_prompt: int = 0
-    tokens_completion: int = 0
-    latency_s: float = 0.0
-    note: str = ""
-
-
-class Team(Protocol):
-    """Anything that decides one action per agent per step."""
-
-    backend: str
-
-    def reset(self, world: Household, task: Task, seed: int) -> None: ...
-
-    def act(self, world: Household) -> dict[int, Turn]: ...
 
 
 @dataclass
@@ -55,8 +34,10 @@ class EpisodeConfig:
 
 def check_config(task: Task, cfg: EpisodeConfig) -> None:
     """Reject bad team sizes and budgets before any episode starts."""
-    if not isinstance(cfg.n_agents, int) or cfg.n_agents < 1:
-        raise TaskError(f"n_agents: must be an integer >= 1, got {cfg.n_agents!r}")
+    try:
+        check_n_agents(cfg.n_agents)
+    except ValueError as e:
+        raise TaskError(str(e)) from None
     need = task.min_agents()
     if cfg.n_agents < need:
         raise TaskError(f"n_agents: task {task.task_id} is {task.structure} with {need} zones; "

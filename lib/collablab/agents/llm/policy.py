@@ -38,53 +38,21 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
-from ..llm import LLMClient, response_format_for, system_message, user_message
-from ..world.actions import Action
+from ...llm import LLMClient, check_structured_mode, response_format_for, system_message, user_message
+from ...llm.structured import Parse, ask
+from ...world.actions import Action
+from ..base import AgentContext, Assignment, Decision, Message, Policy, Utterance
 from . import grounding as G
-from .base import AgentContext, Assignment, Decision, Policy, Utterance
-from .messages import Message
+from .prompts import (ACTION_HELP, JSON_KEYS, SCHEMAS, fill, msg_line, observation_text, progress_text,
+                      template)
+from .replies import assignments_of, parse_act, parse_assignments, parse_decoded, parse_message
 
-PROMPTS = Path(__file__).with_name("prompts")
-_PLACEHOLDER = re.compile(r"\$([A-Z_]+)\$")
-
-#: Fig. 26's "Valid Actions" bullets (Table 7 for the sequential ones).
-ACTION_HELP = {
-    "put_on": "put one object you are holding on a surface or into a container",
-    "open": "open an enclosure",
-    "close": "close an enclosure",
-    "grab": "grab an object",
-    "walk": "walk to something visible",
-    "walk_to_room": "walk to another room (allowed rooms:$ALLOWED_ROOMS$)",
-    "wait": "wait (do nothing this step)",
-    "walk_to_door": "walk to a door of the department topology (to hand over or receive there)",
-    "handover": "hand an object you are holding to another agent standing at the same door",
-    "receive": "receive an object from another agent at the same door",
-}
 DEFAULT_INSTRUCTION = "No assignment was given to you this step; choose the most useful next action yourself."
 SUCCESS_PREFIXES = ("you walked", "you grabbed", "you opened", "you closed", "you put", "you are at door",
                     "you handed", "you received", "you waited", "nobody handed")
-
-
-@functools.lru_cache(maxsize=None)
-def template(name: str) -> str:
-    """A prompt template from ``agents/prompts/<name>.txt``."""
-    return (PROMPTS / f"{name}.txt").read_text(encoding="utf-8").rstrip("\n")
-
-
-def fill(text: str, **values: Any) -> str:
-    """Replace ``$NAME$`` placeholders (single pass: inserted text is never re-scanned)."""
-    def sub(m: re.Match) -> str:
-        key = m.group(1)
-        if key not in values:
-            raise KeyError(f"prompt placeholder ${key}$ has no value")
-        return str(values[key])
-
-    return _PLACEHOLDER.sub(sub, text)
 
 
 # -- settings -------------------------------------------------------------------------------
@@ -103,49 +71,10 @@ class LLMSettings:
     max_reasks: int = 1  # structured modes: re-asks after an invalid JSON reply
 
     def __post_init__(self) -> None:
-        if self.structured_mode not in ("none", "json_object", "json_schema"):
-            raise ValueError(f"structured_mode: {self.structured_mode!r} is not allowed; "
-                             "allowed: none, json_object, json_schema")
+        check_structured_mode(self.structured_mode)
         if self.grounding not in ("rules", "rules+llm"):
             raise ValueError(f"grounding: {self.grounding!r} is not allowed; allowed: rules, rules+llm")
 
-
-_STR = {"type": "string"}
-_OBJ_PARAM = {"anyOf": [{"type": "object", "properties": {"name": _STR, "description": _STR}}, {"type": "null"}]}
-SCHEMAS: dict[str, dict[str, Any]] = {
-    "message": {"type": "object", "properties": {"thinking": _STR, "message": _STR},
-                "required": ["thinking", "message"]},
-    "discuss_first": {"type": "object", "properties": {"thinking": _STR, "ready": {"enum": ["<READY>", "<CONTINUE>"]},
-                                                       "message": _STR, "local_context": _STR},
-                      "required": ["thinking", "ready", "message", "local_context"]},
-    "discuss_followup": {"type": "object", "properties": {"thinking": _STR, "ready": {"enum": ["<READY>", "<CONTINUE>"]},
-                                                          "message": _STR},
-                         "required": ["thinking", "ready", "message"]},
-    "leader": {"type": "object", "properties": {
-        "thinking": _STR,
-        "messages": {"type": "array", "items": {"type": "object", "properties": {
-            "receiver": _STR, "type": _STR, "content": _STR}, "required": ["receiver", "content"]}}},
-        "required": ["thinking", "messages"]},
-    "act": {"type": "object", "properties": {
-        "thinking": _STR,
-        "action": {"type": "object", "properties": {
-            "action": _STR, "parameter_1": _OBJ_PARAM, "parameter_2": _OBJ_PARAM,
-            "room": {"anyOf": [_STR, {"type": "null"}]}}, "required": ["action"]},
-        "memory_thinking": _STR, "memory": {"type": "object"}},
-        "required": ["action", "memory"]},
-    "decode": {"type": "object", "properties": {"action": _STR, "parameter_ids": {"type": "array"}},
-               "required": ["action", "parameter_ids"]},
-}
-_JSON_KEYS = {
-    "message": '"thinking" (brief reasoning), "message" ("<NO_MESSAGE>" or the message text)',
-    "discuss_first": '"thinking", "ready" ("<READY>" or "<CONTINUE>"), "message" ("<NO_MESSAGE>" or the '
-                     'message text), "local_context" (a short private note for your later text-only rounds)',
-    "discuss_followup": '"thinking", "ready" ("<READY>" or "<CONTINUE>"), "message" ("<NO_MESSAGE>" or the message text)',
-    "leader": '"thinking", "messages" (the JSON array of assignments: '
-              '[{"receiver": "<exact agent name>", "type": "assignment", "content": "..."}])',
-    "act": '"thinking" (brief reasoning for the next action), "action" (the JSON action object), '
-           '"memory_thinking" (brief reasoning for the memory update), "memory" (the updated memory JSON)',
-}
 
 
 @dataclass
@@ -170,6 +99,11 @@ class _ObsWorld:
 
     def observe(self, agent: int) -> Mapping[str, Any]:
         return self._obs
+
+
+def _reask(reason: str) -> str:
+    return (f"Your previous reply could not be used: {reason}. "
+            "Reply again, following the Output Format exactly.")
 
 
 def _compact(d: Mapping[str, Any]) -> str:
@@ -280,7 +214,7 @@ class LLMPolicy(Policy):
         items = call.parsed
         if items is None:
             note["error"] = call.error or call.parse_error
-        instructions, ignored = _assignments(items, ctx.n_agents)
+        instructions, ignored = assignments_of(items, ctx.n_agents)
         missing = [a for a in range(ctx.n_agents) if a not in instructions]
         for a in missing:
             instructions[a] = DEFAULT_INSTRUCTION
@@ -395,7 +329,7 @@ class LLMPolicy(Policy):
 
     # -- calls --------------------------------------------------------------------------------------
     def _call(self, phase: str, prompt: str, images: Sequence[Any], schema: str,
-              parse: Callable[[str | None], tuple[Any, str | None]], round: int = 0) -> _Call:
+              parse: Parse, round: int = 0) -> _Call:
         """One logical call: ask, read the reply with ``parse``, re-ask (``max_reasks``) with the
         reason when nothing usable came back. Each ask is its own cached request (``attempt``)."""
         s = self.settings
@@ -407,28 +341,14 @@ class LLMPolicy(Policy):
             user_message(prompt, images)]
         rf = None if s.structured_mode == "none" else response_format_for(s.structured_mode, SCHEMAS[schema],
                                                                          name=schema)
-        tp = tc = 0
-        latency = 0.0
-        caches: list[str] = []
-        parsed: Any = None
-        text = error = parse_error = None
-        for ask in range(s.max_reasks + 1):
-            r = self.client.chat_sync(msgs, call_id=call_id, attempt=ask, temperature=s.temperature,
-                                      max_tokens=s.max_tokens, seed=self.ctx.seed, response_format=rf)
-            tp += r.usage.prompt_tokens or 0
-            tc += r.usage.completion_tokens or 0
-            latency += r.latency_s
-            caches.append(r.cache)
-            text, error = r.text, r.error
-            if error is not None:
-                parsed, parse_error = None, None
-                break
-            parsed, parse_error = parse(text)
-            if parse_error is None:
-                break
-            msgs = msgs + [{"role": "assistant", "content": text or ""},
-                           user_message(f"Your previous reply could not be used: {parse_error}. "
-                                        "Reply again, following the Output Format exactly.")]
+        res = self.client.run(ask(self.client, msgs, parse, call_id=call_id, max_reasks=s.max_reasks,
+                                  reask=_reask, mode=s.structured_mode, temperature=s.temperature,
+                                  max_tokens=s.max_tokens, seed=self.ctx.seed, response_format=rf))
+        tp = sum(a.usage.prompt_tokens or 0 for a in res.asks)
+        tc = sum(a.usage.completion_tokens or 0 for a in res.asks)
+        latency = res.latency_s
+        caches = [a.cache for a in res.asks]
+        text, error, parsed, parse_error = res.text, res.error, res.parsed, res.parse_error
         rec: dict[str, Any] = {"id": call_id, "phase": phase, "cache": ",".join(caches), "asks": len(caches),
                                "tokens_prompt": tp, "tokens_completion": tc, "latency_s": round_(latency)}
         if error:
@@ -441,7 +361,7 @@ class LLMPolicy(Policy):
     def _output_format(self, name: str, schema: str) -> str:
         if self.settings.structured_mode == "none":
             return template(f"out_{name}")
-        return fill(template("out_json"), JSON_KEYS=_JSON_KEYS[schema])
+        return fill(template("out_json"), JSON_KEYS=JSON_KEYS[schema])
 
     # -- the input block (Figs. 23 and 27) --------------------------------------------------------------
     def _input_block(self, phase: str, current: list[Message], observation: bool,
@@ -458,7 +378,7 @@ class LLMPolicy(Policy):
             extra += fill(template("observation"), VISIBLE_OBJECTS=self._observation_text()) + "\n"
         if team_views:
             views = [a for a in sorted(team_views) if a == ctx.agent] + [a for a in sorted(team_views) if a != ctx.agent]
-            text = "\n".join(f"Agent {a}:\n{_observation_text(team_views[a], holding=True)}" for a in views)
+            text = "\n".join(f"Agent {a}:\n{observation_text(team_views[a], holding=True)}" for a in views)
             extra += fill(template("team_views"), TEAM_VIEWS=text) + "\n"
         if local_context is not None:
             extra += fill(template("local_context"), LOCAL_CONTEXT=local_context or "None") + "\n"
@@ -470,10 +390,10 @@ class LLMPolicy(Policy):
             CURRENT_ROOM=obs.get("room", "unknown room"), OBSERVATION=extra,
             HOLDING_OBJECTS=", ".join(f"{h['class_name']} ({h['id']})" for h in obs.get("holding", [])) or "nothing",
             TASK_GOAL="\n".join(p.strip() for p in ctx.goal_text.split(";") if p.strip()),
-            TASK_PROGRESS=_progress_text(obs.get("progress", [])),
+            TASK_PROGRESS=progress_text(obs.get("progress", [])),
         )
         if phase == "communicate":
-            hist = [f"[step {t}] {_msg_line(m)}" for t, msgs in self.history for m in msgs]
+            hist = [f"[step {t}] {msg_line(m)}" for t, msgs in self.history for m in msgs]
             values["HISTORICAL_DIALOGUE"] = "\n".join(hist) or "None"
             return fill(template("input_communicate"), **values)
         return fill(template("input_act"), **values)
@@ -482,7 +402,7 @@ class LLMPolicy(Policy):
         return ", ".join(self.ctx.valid_actions)
 
     def _dialogue_text(self, msgs: list[Message], instruction: str | None = None) -> str:
-        lines = [_msg_line(m) for m in msgs]
+        lines = [msg_line(m) for m in msgs]
         if instruction:
             lines.append(f"Your assignment from the leader for this step: {instruction}")
         return "\n".join(lines) or "None"
@@ -500,10 +420,10 @@ class LLMPolicy(Policy):
         return f"executed: {executed}; intended: {json.dumps(intended, sort_keys=True) if intended else 'None'}"
 
     def _observation_text(self) -> str:
-        return _observation_text(self.obs)
+        return observation_text(self.obs)
 
     def _view_image(self) -> Any:
-        from ..world.render import render_view
+        from ...world.render import render_view
 
         return render_view(_ObsWorld(self.obs), self.ctx.agent)  # type: ignore[arg-type]
 
@@ -530,251 +450,3 @@ class LLMPolicy(Policy):
 # -- text helpers ------------------------------------------------------------------------------------
 def round_(x: float) -> float:
     return float(f"{x:.4f}")
-
-
-def _message_of(value: Any) -> str | None:
-    text = str(value or "").strip().strip('"').strip()
-    return None if not text or "NO_MESSAGE" in text.upper() else text
-
-
-# -- reading replies: the tagged text of Figs. 19-24, or one JSON object (structured modes) -------------
-def parse_message(text: str | None, mode: str = "none") -> tuple[dict[str, Any] | None, str | None]:
-    """``{"message": str | None, "ready": bool, "local_context": str}`` of a communicate reply."""
-    if text is None or not text.strip():
-        return None, "empty reply"
-    secs = G.sections(text)
-    if "MESSAGE" in secs or "READY" in secs:
-        msg, _ = G.read_message(text) if "MESSAGE" in secs else (None, None)
-        ready, _ = G.read_ready(text)
-        return {"message": msg, "ready": ready, "local_context": (secs.get("LOCAL_CONTEXT") or [""])[0]}, None
-    obj = G.find_json(text, want=lambda v: "message" in v)
-    if obj is not None:
-        return {"message": _message_of(obj.get("message")),
-                "ready": "CONTINUE" not in str(obj.get("ready", "")).upper(),
-                "local_context": str(obj.get("local_context") or "")}, None
-    if mode == "none" and not secs:  # "Otherwise, output the message text ONLY."
-        msg, _ = G.read_message(text)
-        return {"message": msg, "ready": True, "local_context": ""}, None
-    return None, "no [MESSAGE] block" if mode == "none" else 'no JSON object with a "message" key'
-
-
-def parse_assignments(text: str | None) -> tuple[list[Any] | None, str | None]:
-    """The leader's JSON array ``[{"receiver", "type", "content"}, ...]`` (Fig. 22)."""
-    if text is None or not text.strip():
-        return None, "empty reply"
-    blocks = G.sections(text).get("MESSAGES", [])
-    where = blocks[0] if blocks else text
-    items = G.find_json(where, list)
-    if not (isinstance(items, list) and any(isinstance(i, dict) for i in items)):
-        wrapped = G.find_json(where, dict)
-        items = wrapped.get("messages") if isinstance(wrapped, dict) else None
-    if not (isinstance(items, list) and any(isinstance(i, dict) and "receiver" in i for i in items)):
-        return None, "no JSON array of assignments with receivers" + ("" if blocks else " (no [MESSAGES] block)")
-    return items, None
-
-
-def parse_act(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
-    """``{"action": {...}, "memory": dict | None, "memory_error": str | None}`` of an act reply."""
-    sem, why = G.read_action(text)
-    if sem is None:
-        return None, why
-    mem, mem_err = G.read_memory(text)
-    if mem is None:
-        obj = G.find_json(text, want=lambda v: isinstance(v.get("memory"), dict))
-        if obj is not None:
-            mem, mem_err = obj["memory"], None
-    return {"action": sem, "memory": mem, "memory_error": mem_err}, None
-
-
-def parse_decoded(text: str | None) -> tuple[dict[str, Any] | None, str | None]:
-    """Fig. 25's decoder reply ``{"action": ..., "parameter_ids": [...]}``."""
-    obj = G.find_json(text, want=lambda v: isinstance(v.get("parameter_ids"), list))
-    if obj is None:
-        return None, 'no JSON object with a "parameter_ids" list'
-    return obj, None
-
-
-def _msg_line(m: Message) -> str:
-    to = "" if m.receivers is None else " to " + ", ".join(f"Agent {r}" for r in m.receivers)
-    return f"Agent {m.sender} ({m.kind}{to}): {m.text}"
-
-
-def _progress_text(progress: Sequence[Mapping[str, Any]]) -> str:
-    if not progress:
-        return "None"
-    lines = [f"{p['class']} {p['relation']} {p['target']}: {p['satisfied']}/{p['required']} done" for p in progress]
-    done = sum(p["satisfied"] for p in progress)
-    total = sum(p["required"] for p in progress)
-    return "\n".join(lines + [f"Total: {done}/{total} subgoals satisfied."])
-
-
-def _observation_text(obs: Mapping[str, Any], holding: bool = False) -> str:
-    """Visible objects with ids, relations and states, the doors and agents here (text view)."""
-    visible = obs.get("visible", [])
-    cls_of = {v["id"]: v["class_name"] for v in visible}
-    lines = []
-    for v in visible:
-        props, states = set(v.get("properties", [])), set(v.get("states", []))
-        bits = []
-        if v.get("inside") is not None:
-            bits.append(f"inside {cls_of.get(v['inside'], 'something')} ({v['inside']})")
-        elif v.get("on") is not None:
-            bits.append(f"on {cls_of.get(v['on'], 'something')} ({v['on']})")
-        if "GRABBABLE" not in props:
-            kinds = [k for k, p in (("container", "CONTAINERS"), ("surface", "SURFACES")) if p in props]
-            bits += kinds
-        if "CAN_OPEN" in props and "GRABBABLE" not in props:
-            bits.append("open" if "OPEN" in states else "closed")
-        if v.get("held_by") is not None:
-            bits.append(f"held by Agent {v['held_by']}")
-        lines.append(f"- {v['class_name']} ({v['id']})" + (": " + ", ".join(bits) if bits else ""))
-    if not lines:
-        lines.append("- nothing notable")
-    where = f"You are at door {obs['at_door']} of the {obs.get('room')}." if obs.get("at_door") is not None else \
-        f"You are in the {obs.get('room')}."
-    doors = ", ".join(f"door {d['id']} to the {d['to']}" for d in obs.get("doors", []))
-    others = "; ".join(f"Agent {o['agent']} (holding: {', '.join(o['holding']) or 'nothing'})"
-                       for o in obs.get("agents_here", []))
-    lines.append(where + (f" Doors here: {doors}." if doors else "") + (f" Agents here: {others}." if others else ""))
-    if holding:
-        held = ", ".join(f"{h['class_name']} ({h['id']})" for h in obs.get("holding", [])) or "nothing"
-        lines.append(f"Holding: {held}.")
-    return "\n".join(lines)
-
-
-def _assignments(items: Any, n_agents: int) -> tuple[dict[int, str], list[str]]:
-    """Leader JSON items -> {agent: instruction}; items naming no agent (or a repeat) are ignored."""
-    out: dict[int, str] = {}
-    ignored: list[str] = []
-    if not isinstance(items, list):
-        return out, ignored
-    for it in items:
-        if not isinstance(it, Mapping):
-            ignored.append(str(it)[:80])
-            continue
-        m = re.search(r"(\d+)", str(it.get("receiver", "")))
-        content = str(it.get("content") or "").strip()
-        a = int(m.group(1)) if m else None
-        if a is None or not 0 <= a < n_agents or a in out or not content:
-            ignored.append(str(it.get("receiver"))[:40])
-            continue
-        out[a] = content
-    return out, ignored
-
-
-# -- building policies from a run spec (collablab.mecobench_run) ---------------------------------------
-#: Spec keys of policy "llm" (see docs/llm_backends.md). ``model``, ``base_url``, ``provider``,
-#: ``endpoint`` and ``api_key_env`` take "a,b,..." for one value per agent (mixed teams).
-LLM_DEFAULTS: dict[str, Any] = {
-    "model": None,  # e.g. "gpt-4o-mini", "Qwen/Qwen3-VL-8B-Instruct", "smollm2-135m-instruct"
-    "base_url": None,  # None: the OpenAI API; e.g. "http://127.0.0.1:8000/v1" for `vllm serve`
-    "provider": "auto",  # backend label prefix: openai | vllm | llamacpp | compat; auto: openai without base_url
-    "endpoint": None,  # endpoint alias (cache key + concurrency bound); None: the backend label
-    "api_key_env": None,  # NAME of the key's env var; None: OPENAI_API_KEY for OpenAI, no key otherwise
-    "llm_cache": None,  # cache file; None: $COLLABLAB_LLM_CACHE or outputs/llm_cache.sqlite
-    "llm_cache_mode": None,  # rw | replay | off; None: $COLLABLAB_LLM_CACHE_MODE or rw
-    "temperature": 0.0,
-    "max_tokens": 1024,
-    "structured_mode": "none",  # none (the paper's tagged text) | json_object (llama.cpp) | json_schema
-    "multimodal": False,  # also send the rendered views (leader_vision: the combined image)
-    "grounding": "rules",  # rules | rules+llm (Fig. 25's resolver when the rules fail)
-    "llm_max_concurrency": 4,  # calls in flight per endpoint alias, process-wide
-    "llm_timeout_s": 120.0,  # per HTTP attempt
-    "llm_max_attempts": 4,  # HTTP attempts per call (retries on 429/5xx/timeouts/connection errors)
-    "llm_max_reasks": 1,  # re-asks (with the reason) after a reply with nothing usable in it
-}
-PROVIDERS = ("auto", "openai", "vllm", "llamacpp", "compat")
-_PER_AGENT = ("model", "base_url", "provider", "endpoint", "api_key_env")
-
-
-def per_agent(value: Any, n: int, key: str) -> list[Any]:
-    """``"a,b"`` -> one value per agent (a single value is shared); empty items are None."""
-    if value is None or not isinstance(value, str):
-        return [value] * n
-    items = [v.strip() or None for v in value.split(",")]
-    if len(items) == 1:
-        return items * n
-    if len(items) != n:
-        raise ValueError(f"{key}: {len(items)} comma-separated values for {n} agents; give 1 or {n}")
-    return items
-
-
-def provider_of(provider: str | None, base_url: str | None) -> str:
-    if provider in (None, "auto"):
-        return "openai" if base_url is None else "compat"
-    return provider
-
-
-def backend_label(provider: str | None, base_url: str | None, model: str) -> str:
-    """``openai:gpt-4o-mini``, ``vllm:Qwen/Qwen3-VL-8B-Instruct``, ``llamacpp:smollm2-135m-instruct``."""
-    return f"{provider_of(provider, base_url)}:{model}"
-
-
-def check_llm_spec(s: Mapping[str, Any]) -> None:
-    """Reject bad LLM keys of a resolved spec (ValueError naming the key and allowed values)."""
-    from ..llm import CACHE_MODES
-
-    n = s["n_agents"]
-    models = per_agent(s["model"], n, "model")
-    if any(not isinstance(m, str) or not m for m in models):
-        raise ValueError("model: policy 'llm' needs a model name, e.g. model='gpt-4o-mini' "
-                         "(or 'a,b' for one model per agent)")
-    for key in _PER_AGENT[1:]:
-        if s[key] is not None and not isinstance(s[key], str):
-            raise ValueError(f"{key}: must be a string or None, got {s[key]!r}")
-        per_agent(s[key], n, key)
-    for p in per_agent(s["provider"], n, "provider"):
-        if p not in PROVIDERS and p is not None:
-            raise ValueError(f"provider: {p!r} is not allowed; allowed: {', '.join(PROVIDERS)}")
-    for url in per_agent(s["base_url"], n, "base_url"):
-        if url is not None and not re.match(r"^https?://", url):
-            raise ValueError(f"base_url: {url!r} must start with http:// or https://")
-    for env in per_agent(s["api_key_env"], n, "api_key_env"):
-        if env is not None and (env.startswith("sk-") or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", env)):
-            raise ValueError("api_key_env: must be the NAME of an environment variable (e.g. OPENAI_API_KEY), "
-                             "never the key itself")
-    if s["llm_cache_mode"] is not None and s["llm_cache_mode"] not in CACHE_MODES:
-        raise ValueError(f"llm_cache_mode: {s['llm_cache_mode']!r} is not allowed; allowed: {', '.join(CACHE_MODES)}")
-    if s["llm_cache"] is not None and not isinstance(s["llm_cache"], (str, Path)):
-        raise ValueError(f"llm_cache: must be a file path or None, got {s['llm_cache']!r}")
-    t = s["temperature"]
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2:
-        raise ValueError(f"temperature: must be a number in [0, 2], got {t!r}")
-    for key, lo in (("max_tokens", 1), ("llm_max_concurrency", 1), ("llm_max_attempts", 1), ("llm_max_reasks", 0)):
-        v = s[key]
-        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-            raise ValueError(f"{key}: must be an integer >= {lo}, got {v!r}")
-    v = s["llm_timeout_s"]
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
-        raise ValueError(f"llm_timeout_s: must be a positive number, got {v!r}")
-    if not isinstance(s["multimodal"], bool):
-        raise ValueError(f"multimodal: must be true or false, got {s['multimodal']!r}")
-    LLMSettings(structured_mode=s["structured_mode"], grounding=s["grounding"])  # raises naming the key
-
-
-def make_llm_policies(s: Mapping[str, Any]) -> list[LLMPolicy]:
-    """One :class:`LLMPolicy` per agent from a resolved spec; clients of one alias share a bound."""
-    from ..llm import EndpointSpec, ResponseCache
-
-    n = s["n_agents"]
-    cache = ResponseCache(s["llm_cache"], s["llm_cache_mode"])
-    settings = LLMSettings(temperature=float(s["temperature"]), max_tokens=int(s["max_tokens"]),
-                           structured_mode=s["structured_mode"], multimodal=bool(s["multimodal"]),
-                           grounding=s["grounding"], max_reasks=int(s["llm_max_reasks"]))
-    cols = {k: per_agent(s[k], n, k) for k in _PER_AGENT}
-    clients: dict[tuple, LLMClient] = {}
-    out = []
-    for a in range(n):
-        model, url, prov, alias, env = (cols[k][a] for k in _PER_AGENT)
-        label = backend_label(prov, url, model)
-        if env is None and provider_of(prov, url) == "openai":
-            env = "OPENAI_API_KEY"
-        key = (alias or label, model, url, env)
-        if key not in clients:
-            spec = EndpointSpec(alias=alias or label, model=model, base_url=url, api_key_env=env,
-                                max_concurrency=int(s["llm_max_concurrency"]), timeout_s=float(s["llm_timeout_s"]),
-                                max_attempts=int(s["llm_max_attempts"]),
-                                structured_mode=s["structured_mode"])
-            clients[key] = LLMClient(spec, cache)
-        out.append(LLMPolicy(clients[key], settings, label=label))
-    return out

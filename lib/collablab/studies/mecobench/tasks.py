@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..world.goals import GoalError, Predicate, parse_goal, validate_goal
-from ..world.scene import Scene, SceneError, scene_from_mecobench
+from ...world.goals import GoalError, Predicate, parse_goal, validate_goal
+from ...world.scene import Scene, SceneError, scene_from_mecobench
 
 #: Prior-information variants (mecobench.txt §3.1, §6.1, appendix D.5) -> goal-text field.
 PRIOR_FIELDS: dict[str, str] = {

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections import deque
 
-from ..episode import Turn
-from ..tasks.mecobench import Task
-from ..world.actions import WAIT, Action
-from ..world.goals import Predicate
-from ..world.household import Household
+from ...agents.base import Turn
+from ...world.actions import WAIT, Action
+from ...world.goals import Predicate
+from ...world.household import Household
+from .tasks import Task
 
 
 class OracleTeam:

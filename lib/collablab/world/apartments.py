@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from ..world.scene import Door, Scene
 from .catalog import FURNITURE
+from .scene import Door, Scene
 
 ROOMS = ("livingroom", "kitchen", "bedroom", "bathroom")
 ROOM_SIZE = 5.0  # metres per grid cell

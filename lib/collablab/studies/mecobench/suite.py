@@ -18,11 +18,13 @@ import random
 from pathlib import Path
 from typing import Any
 
-from ..world.scene import Scene
-from .apartments import make_apartment
-from .catalog import (CAPACITY, CONFUSABLE, LEGAL_CONTAINERS, LEGAL_SURFACES, LOOKALIKES, TASK_OBJECTS,
-                      TEMPLATES, Template, object_class)
-from .mecobench import Task, task_from_record
+from ...world.apartments import make_apartment
+from ...world.catalog import CONFUSABLE, LOOKALIKES, TASK_OBJECTS, object_class
+from ...world.scene import Scene
+from .episode import EpisodeConfig, run_episode
+from .oracle import OracleTeam
+from .tasks import Task, task_from_record
+from .templates import CAPACITY, LEGAL_CONTAINERS, LEGAL_SURFACES, TEMPLATES, Template
 
 SUITE_VERSION = "collablab-mecobench-v1"
 N_APARTMENTS = 8
@@ -225,9 +227,6 @@ def _record(idx: int, tpl: Template, apt: int, graph: dict[str, Any], scene: Sce
 
 
 def _solvable(record: dict[str, Any], n_agents: int) -> bool:
-    from ..agents.oracle import OracleTeam
-    from ..episode import EpisodeConfig, run_episode
-
     task = task_from_record(record)
     out = run_episode(task, OracleTeam(), EpisodeConfig(n_agents=n_agents))
     return bool(out["episode"]["success"])

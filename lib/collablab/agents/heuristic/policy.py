@@ -13,15 +13,14 @@ import random
 from dataclasses import replace
 from typing import Any
 
-from ..tasks.catalog import CONFUSABLE
-from ..world.actions import WAIT, Action
-from . import messages as M
-from .base import AgentContext, Decision, Policy, Utterance
-from .heuristic_leader import LeaderMixin
-from .heuristic_memory import Known, SharedMemoryMixin
-from .messages import Message
-from .profiles import Profile, get_profile
+from ...world.actions import WAIT, Action
+from ...world.catalog import CONFUSABLE
+from ..base import AgentContext, Decision, Message, Policy, Utterance
+from . import phrasebook as M
+from .leader import LeaderMixin
+from .memory import Known, SharedMemoryMixin
 from .priors import GoalItem, parse_goal_text
+from .profiles import Profile, get_profile
 
 CLAIM_TTL = 6  # steps a teammate's claim is respected without renewal
 
@@ -442,7 +441,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                 return Action("walk_to_door", door=door)
             ready = self.ready.get(door)
             partner = ready[0] if ready else (self.me + 1) % self.ctx.n_agents
-            if self.ctx.protocol in ("isolated",) or (ready and self.step - ready[1] <= 1):
+            if not self.ctx.has_channel or (ready and self.step - ready[1] <= 1):
                 return Action("handover", obj=oid, recipient=partner)
             return WAIT
         return None

@@ -1,9 +1,9 @@
-"""What our apartments are made of: task objects, furniture, look-alikes and templates.
+"""What our apartments are made of: task objects, furniture and look-alikes.
 
 Object and furniture properties follow VirtualHome's vocabulary (checked against the
-VirtualHome resources and MECoBench scene graphs in the tests). Templates are MECoBench's
-eight task types (mecobench.txt appendix A.1, Table 4); legal initial locations are
-Table 5. Appearance texts are our own short descriptions, used as appearance priors.
+VirtualHome resources and MECoBench scene graphs in the tests); the six object groups are
+mecobench.txt appendix A.3. Appearance texts are our own short descriptions, used as
+appearance priors.
 """
 
 from __future__ import annotations
@@ -137,40 +137,6 @@ FURNITURE: dict[str, Furniture] = {f.name: f for f in [
     Furniture("toilet", "Furniture", ("SITTABLE", "CAN_OPEN")),
     Furniture("sink", "Furniture", ("RECIPIENT",)),
 ]}
-
-#: Table 5: legal initial locations.
-LEGAL_CONTAINERS = ("fridge", "stove", "dishwasher", "microwave", "cabinet", "bookshelf")
-LEGAL_SURFACES = ("sofa", "cabinet", "bathroomcounter", "nightstand", "bench", "bed", "desk", "tvstand",
-                  "kitchencounter", "coffeetable", "stove", "kitchentable")
-
-#: Surface/container slots (a symbolic stand-in for the paper's area and bounding-box checks).
-CAPACITY = {"default_surface": 4, "default_container": 3, "kitchentable": 6, "kitchencounter": 5,
-            "bed": 5, "fridge": 5, "bookshelf": 4, "desk": 5, "coffeetable": 6, "bathroomcounter": 5}
-
-
-@dataclass(frozen=True)
-class Template:
-    name: str
-    relation: str  # "on" | "inside"
-    target: str
-    objects: tuple[str, ...]
-
-
-#: Table 4: the eight task templates.
-TEMPLATES: tuple[Template, ...] = (
-    Template("self_caring", "on", "bathroomcounter", ("toothbrush", "toothpaste", "towel", "barsoap")),
-    Template("work_on_desk", "on", "desk", ("keyboard", "mouse", "cellphone", "mug")),
-    Template("gaming_setup", "on", "coffeetable", ("boardgame", "remotecontrol", "magazine", "toy", "book")),
-    Template("afternoon_tea", "on", "coffeetable", ("cupcake", "juice", "wine", "pudding", "apple")),
-    Template("wash_dishes", "inside", "dishwasher", ("plate", "waterglass", "wineglass", "cutleryfork")),
-    Template("prepare_food", "on", "kitchentable",
-             ("cupcake", "juice", "pancake", "poundcake", "wine", "pudding", "apple", "coffeepot")),
-    Template("food_in_fridge", "inside", "fridge",
-             ("cupcake", "juice", "pancake", "poundcake", "wine", "pudding", "apple")),
-    Template("setup_dinner", "on", "kitchentable", ("plate", "waterglass", "wineglass", "cutleryfork")),
-)
-TEMPLATE_NAMES = tuple(t.name for t in TEMPLATES)
-
 
 def object_class(name: str) -> ObjectClass:
     """Catalogue entry of a task object or look-alike (error names the allowed classes)."""

@@ -1,0 +1,34 @@
+"""The LLM policy (MECoBench's prompts, appendix C) over one OpenAI-compatible endpoint per
+agent: prompts, reply reading, grounding (B.4), and its spec keys and factory."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .policy import LLMPolicy, LLMSettings
+from .spec import (LLM_DEFAULTS, PROVIDERS, backend_label, check_llm_spec, make_llm_policies, per_agent,
+                   provider_of)
+
+DEFAULTS = LLM_DEFAULTS
+check_spec = check_llm_spec
+make_policies = make_llm_policies
+
+
+def labels(s: Mapping[str, Any]) -> dict[str, Any]:
+    """What episode records say about the team beyond the policy name."""
+    from ...llm import default_cache_mode
+
+    return {"profile": None, "model": s["model"], "llm_cache_mode": s["llm_cache_mode"] or default_cache_mode()}
+
+
+def backends(s: Mapping[str, Any]) -> list[str]:
+    """``<provider>:<model>`` per agent endpoint."""
+    n = s.get("n_agents", 1)
+    return [backend_label(p, u, m) for m, p, u in zip(per_agent(s.get("model"), n, "model"),
+                                                      per_agent(s.get("provider"), n, "provider"),
+                                                      per_agent(s.get("base_url"), n, "base_url"))]
+
+
+__all__ = ["DEFAULTS", "LLM_DEFAULTS", "PROVIDERS", "LLMPolicy", "LLMSettings", "backend_label", "backends",
+           "check_llm_spec", "check_spec", "labels", "make_llm_policies", "make_policies", "per_agent",
+           "provider_of"]

@@ -1,0 +1,122 @@
+"""Policy ``llm`` from a run spec: the spec keys (``LLM_DEFAULTS``), their checks, the backend
+label (``<provider>:<model>``) and one :class:`~collablab.agents.llm.policy.LLMPolicy` per agent
+(docs/llm_backends.md)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Mapping
+
+from ...llm import CACHE_MODES, EndpointSpec, LLMClient, ResponseCache, check_key_env_name
+from .policy import LLMPolicy, LLMSettings
+
+#: Spec keys of policy "llm" (see docs/llm_backends.md). ``model``, ``base_url``, ``provider``,
+#: ``endpoint`` and ``api_key_env`` take "a,b,..." for one value per agent (mixed teams).
+LLM_DEFAULTS: dict[str, Any] = {
+    "model": None,  # e.g. "gpt-4o-mini", "Qwen/Qwen3-VL-8B-Instruct", "smollm2-135m-instruct"
+    "base_url": None,  # None: the OpenAI API; e.g. "http://127.0.0.1:8000/v1" for `vllm serve`
+    "provider": "auto",  # backend label prefix: openai | vllm | llamacpp | compat; auto: openai without base_url
+    "endpoint": None,  # endpoint alias (cache key + concurrency bound); None: the backend label
+    "api_key_env": None,  # NAME of the key's env var; None: OPENAI_API_KEY for OpenAI, no key otherwise
+    "llm_cache": None,  # cache file; None: $COLLABLAB_LLM_CACHE or outputs/llm_cache.sqlite
+    "llm_cache_mode": None,  # rw | replay | off; None: $COLLABLAB_LLM_CACHE_MODE or rw
+    "temperature": 0.0,
+    "max_tokens": 1024,
+    "structured_mode": "none",  # none (the paper's tagged text) | json_object (llama.cpp) | json_schema
+    "multimodal": False,  # also send the rendered views (leader_vision: the combined image)
+    "grounding": "rules",  # rules | rules+llm (Fig. 25's resolver when the rules fail)
+    "llm_max_concurrency": 4,  # calls in flight per endpoint alias, process-wide
+    "llm_timeout_s": 120.0,  # per HTTP attempt
+    "llm_max_attempts": 4,  # HTTP attempts per call (retries on 429/5xx/timeouts/connection errors)
+    "llm_max_reasks": 1,  # re-asks (with the reason) after a reply with nothing usable in it
+}
+PROVIDERS = ("auto", "openai", "vllm", "llamacpp", "compat")
+_PER_AGENT = ("model", "base_url", "provider", "endpoint", "api_key_env")
+
+
+def per_agent(value: Any, n: int, key: str) -> list[Any]:
+    """``"a,b"`` -> one value per agent (a single value is shared); empty items are None."""
+    if value is None or not isinstance(value, str):
+        return [value] * n
+    items = [v.strip() or None for v in value.split(",")]
+    if len(items) == 1:
+        return items * n
+    if len(items) != n:
+        raise ValueError(f"{key}: {len(items)} comma-separated values for {n} agents; give 1 or {n}")
+    return items
+
+
+def provider_of(provider: str | None, base_url: str | None) -> str:
+    if provider in (None, "auto"):
+        return "openai" if base_url is None else "compat"
+    return provider
+
+
+def backend_label(provider: str | None, base_url: str | None, model: str) -> str:
+    """``openai:gpt-4o-mini``, ``vllm:Qwen/Qwen3-VL-8B-Instruct``, ``llamacpp:smollm2-135m-instruct``."""
+    return f"{provider_of(provider, base_url)}:{model}"
+
+
+def check_llm_spec(s: Mapping[str, Any]) -> None:
+    """Reject bad LLM keys of a resolved spec (ValueError naming the key and allowed values)."""
+    n = s["n_agents"]
+    models = per_agent(s["model"], n, "model")
+    if any(not isinstance(m, str) or not m for m in models):
+        raise ValueError("model: policy 'llm' needs a model name, e.g. model='gpt-4o-mini' "
+                         "(or 'a,b' for one model per agent)")
+    for key in _PER_AGENT[1:]:
+        if s[key] is not None and not isinstance(s[key], str):
+            raise ValueError(f"{key}: must be a string or None, got {s[key]!r}")
+        per_agent(s[key], n, key)
+    for p in per_agent(s["provider"], n, "provider"):
+        if p not in PROVIDERS and p is not None:
+            raise ValueError(f"provider: {p!r} is not allowed; allowed: {', '.join(PROVIDERS)}")
+    for url in per_agent(s["base_url"], n, "base_url"):
+        if url is not None and not re.match(r"^https?://", url):
+            raise ValueError(f"base_url: {url!r} must start with http:// or https://")
+    for env in per_agent(s["api_key_env"], n, "api_key_env"):
+        check_key_env_name(env)
+    if s["llm_cache_mode"] is not None and s["llm_cache_mode"] not in CACHE_MODES:
+        raise ValueError(f"llm_cache_mode: {s['llm_cache_mode']!r} is not allowed; allowed: {', '.join(CACHE_MODES)}")
+    if s["llm_cache"] is not None and not isinstance(s["llm_cache"], (str, Path)):
+        raise ValueError(f"llm_cache: must be a file path or None, got {s['llm_cache']!r}")
+    t = s["temperature"]
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2:
+        raise ValueError(f"temperature: must be a number in [0, 2], got {t!r}")
+    for key, lo in (("max_tokens", 1), ("llm_max_concurrency", 1), ("llm_max_attempts", 1), ("llm_max_reasks", 0)):
+        v = s[key]
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise ValueError(f"{key}: must be an integer >= {lo}, got {v!r}")
+    v = s["llm_timeout_s"]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+        raise ValueError(f"llm_timeout_s: must be a positive number, got {v!r}")
+    if not isinstance(s["multimodal"], bool):
+        raise ValueError(f"multimodal: must be true or false, got {s['multimodal']!r}")
+    LLMSettings(structured_mode=s["structured_mode"], grounding=s["grounding"])  # raises naming the key
+
+
+def make_llm_policies(s: Mapping[str, Any]) -> list[LLMPolicy]:
+    """One :class:`LLMPolicy` per agent from a resolved spec; clients of one alias share a bound."""
+    n = s["n_agents"]
+    cache = ResponseCache(s["llm_cache"], s["llm_cache_mode"])
+    settings = LLMSettings(temperature=float(s["temperature"]), max_tokens=int(s["max_tokens"]),
+                           structured_mode=s["structured_mode"], multimodal=bool(s["multimodal"]),
+                           grounding=s["grounding"], max_reasks=int(s["llm_max_reasks"]))
+    cols = {k: per_agent(s[k], n, k) for k in _PER_AGENT}
+    clients: dict[tuple, LLMClient] = {}
+    out = []
+    for a in range(n):
+        model, url, prov, alias, env = (cols[k][a] for k in _PER_AGENT)
+        label = backend_label(prov, url, model)
+        if env is None and provider_of(prov, url) == "openai":
+            env = "OPENAI_API_KEY"
+        key = (alias or label, model, url, env)
+        if key not in clients:
+            spec = EndpointSpec(alias=alias or label, model=model, base_url=url, api_key_env=env,
+                                max_concurrency=int(s["llm_max_concurrency"]), timeout_s=float(s["llm_timeout_s"]),
+                                max_attempts=int(s["llm_max_attempts"]),
+                                structured_mode=s["structured_mode"])
+            clients[key] = LLMClient(spec, cache)
+        out.append(LLMPolicy(clients[key], settings, label=label))
+    return out

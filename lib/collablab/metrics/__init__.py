@@ -1,1 +1,0 @@
-"""Metrics: pure functions of episode records."""

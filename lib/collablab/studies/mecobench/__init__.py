@@ -1,0 +1,24 @@
+"""MECoBench (mecobench.txt): embodied household teams, protocols, priors and their metrics.
+
+The face a notebook imports: run one spec (:func:`run_spec`), build and run grids
+(:func:`grid`, :func:`run`), and tabulate records (:func:`metric_table`, :func:`summary`, ...).
+Registered for the run grid as study ``mecobench`` (``fn = collablab.studies.mecobench:run_spec``).
+"""
+
+from .episode import DEFAULT_BUDGET, EpisodeConfig, check_config, init_rooms, make_world, run_episode
+from .grids import FN, MAX_TEAM, backend_of, check_team_sizes, grid, run, task_ids, team_spec
+from .metrics import summary
+from .oracle import OracleTeam
+from .schema import RECORD_SCHEMA
+from .spec import (DEFAULTS, POLICY_NAMES, STUDY_TEAMS, config_of, make_team, resolve, run_spec, task_of, tasks_of,
+                   validate)
+from .suite import generate_suite, load_suite
+from .tables import METRIC_COLUMNS, by_objects, fitted_trends, metric_table, wide
+from .tasks import PRIORS, Task, TaskError, dump_tasks, load_tasks, task_from_record
+
+__all__ = ["DEFAULTS", "DEFAULT_BUDGET", "FN", "MAX_TEAM", "METRIC_COLUMNS", "POLICY_NAMES", "PRIORS",
+           "RECORD_SCHEMA", "STUDY_TEAMS", "EpisodeConfig", "OracleTeam", "Task", "TaskError", "backend_of",
+           "by_objects", "check_config", "check_team_sizes", "config_of", "dump_tasks", "fitted_trends",
+           "generate_suite", "grid", "init_rooms", "load_suite", "load_tasks", "make_team", "make_world",
+           "metric_table", "resolve", "run", "run_episode", "run_spec", "summary", "task_from_record", "task_of",
+           "task_ids", "tasks_of", "team_spec", "validate", "wide"]

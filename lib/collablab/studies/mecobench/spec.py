@@ -1,0 +1,131 @@
+"""One MECoBench episode from a flat spec dict: what grids and notebooks call.
+
+A spec names the task (``task_id`` from our suite or a task file), the team (``n_agents``,
+``protocol``, per-agent ``profile`` or ``policy``), the prior variant, budget and seed.
+Unknown keys and bad values are rejected before anything runs.
+
+Policy ``"llm"`` runs :class:`~collablab.agents.llm.LLMPolicy` (MECoBench's prompts)
+against an OpenAI-compatible endpoint: ``model`` (``"a,b"`` per agent), ``base_url`` (None:
+the OpenAI API), ``provider`` (label prefix), ``endpoint`` (alias), ``api_key_env`` (the
+variable's NAME; keys never enter specs or records), ``llm_cache``/``llm_cache_mode``,
+``temperature``, ``max_tokens``, ``structured_mode``, ``multimodal``, ``grounding``; see
+``LLM_DEFAULTS`` and docs/llm_backends.md. Episode records name the backend
+(``openai:gpt-4o-mini``, ``vllm:Qwen/...``, ``llamacpp:smollm2-135m-instruct``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ...agents import POLICIES, policy_kind
+from ...protocols import EmbodiedTeam, Team, make_protocol, protocol_class
+from ...runs.paths import outputs_dir
+from .episode import EpisodeConfig, check_config, run_episode
+from .oracle import OracleTeam
+from .suite import load_suite
+from .tasks import PRIORS, Task, load_tasks
+
+#: Teams this study offers besides the policies of :data:`collablab.agents.POLICIES`.
+STUDY_TEAMS = {"oracle": OracleTeam}
+#: Every value the ``policy`` key takes (the notebooks' ``backend`` parameter takes the same).
+POLICY_NAMES = (*POLICIES, *STUDY_TEAMS)
+
+DEFAULTS: dict[str, Any] = {
+    "task_source": "suite",  # "suite" (our generated tasks) or a path to a MECoBench task file
+    "suite_seed": 0,
+    "task_id": None,
+    "n_agents": 2,
+    "protocol": "broadcast",
+    "policy": "heuristic",  # one of POLICY_NAMES: heuristic | llm | oracle
+    "prior": "full",
+    "budget": None,
+    "seed": 0,
+}
+for _kind in POLICIES.values():  # profile (heuristic); model, base_url, ... (llm): see each policy's DEFAULTS
+    DEFAULTS.update(_kind.defaults)
+
+
+@functools.lru_cache(maxsize=8)
+def tasks_of(source: str, suite_seed: int = 0) -> dict[str, Task]:
+    """Tasks by id: our generated suite (``source="suite"``) or a MECoBench task file."""
+    if source == "suite":
+        tasks = load_suite(suite_seed, cache_dir=outputs_dir() / "tasks")
+    else:
+        tasks = load_tasks(source)
+    return {t.task_id: t for t in tasks}
+
+
+def resolve(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec with defaults filled in; raises ValueError naming a bad key or value."""
+    unknown = set(spec) - set(DEFAULTS)
+    if unknown:
+        raise ValueError(f"spec: unknown key(s) {sorted(unknown)}; allowed: {', '.join(DEFAULTS)}")
+    s = {**DEFAULTS, **spec}
+    if s["task_id"] is None:
+        raise ValueError("spec: task_id is required")
+    if s["policy"] not in POLICY_NAMES:
+        raise ValueError(f"policy: {s['policy']!r} is not allowed; allowed: {', '.join(POLICY_NAMES)}")
+    protocol_class(s["protocol"])
+    if s["prior"] not in PRIORS:
+        raise ValueError(f"prior: {s['prior']!r} is not allowed; allowed: {', '.join(PRIORS)}")
+    make_protocol(s["protocol"], s["n_agents"])  # team size against the protocol
+    if s["policy"] in POLICIES:
+        policy_kind(s["policy"]).check(s)
+    return s
+
+
+def validate(spec: dict[str, Any]) -> None:
+    """Check a spec fully (task exists, team size and budget fit) without running it."""
+    s = resolve(spec)
+    check_config(task_of(s), config_of(s))
+
+
+def task_of(s: dict[str, Any]) -> Task:
+    """The task a resolved spec names; ValueError with examples when it does not exist."""
+    tasks = tasks_of(str(s["task_source"]), int(s["suite_seed"]))
+    tid = str(s["task_id"])
+    if tid not in tasks:
+        some = ", ".join(list(tasks)[:6])
+        raise ValueError(f"task_id: {tid!r} is not in {s['task_source']}; e.g. {some}, ...")
+    return tasks[tid]
+
+
+def config_of(s: dict[str, Any]) -> EpisodeConfig:
+    """The episode settings of a resolved spec, with the labels its records carry."""
+    labels = {"protocol": s["protocol"], "profile": s["profile"], "policy": s["policy"]}
+    if s["policy"] in POLICIES:
+        labels.update(policy_kind(s["policy"]).labels(s))
+    return EpisodeConfig(n_agents=s["n_agents"], budget=s["budget"], seed=s["seed"], prior=s["prior"],
+                         labels=labels)
+
+
+def make_team(s: dict[str, Any]) -> Team:
+    """The team of a resolved spec: a study team (the oracle) or policies under a protocol."""
+    if s["policy"] in STUDY_TEAMS:
+        return STUDY_TEAMS[s["policy"]]()
+    policies = policy_kind(s["policy"]).make(s)
+    return EmbodiedTeam(policies, make_protocol(s["protocol"], s["n_agents"]), prior=s["prior"])
+
+
+def backends(s: dict[str, Any]) -> list[str]:
+    """The backend labels a resolved spec's records carry (``heuristic``, ``oracle``, ``vllm:...``)."""
+    return policy_kind(s["policy"]).backends(s) if s["policy"] in POLICIES else [s["policy"]]
+
+
+def episode_id(s: dict[str, Any]) -> str:
+    """A readable id: task, team size, protocol, prior, who plays, seed."""
+    who = "llm=" + str(s["model"]).replace("/", "_") if s["policy"] == "llm" else s["profile"]
+    return f"{s['task_id']}-n{s['n_agents']}-{s['protocol']}-{s['prior']}-{who}-s{s['seed']}"
+
+
+def run_spec(spec: dict[str, Any], wrap_team: Any = None) -> dict[str, Any]:
+    """Run one episode; returns ``{"episode": ..., "steps": [...]}`` records.
+
+    ``wrap_team`` (team -> team) lets conformance checks inject faults (``collablab.testing``).
+    """
+    s = resolve(spec)
+    team = make_team(s)
+    if wrap_team is not None:
+        team = wrap_team(team)
+    return run_episode(task_of(s), team, config_of(s), episode_id=episode_id(s))
