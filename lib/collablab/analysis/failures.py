@@ -91,7 +91,7 @@ def _obj_id(args: Any) -> int | None:
         return None
 
 
-def _as_list(v: Any) -> list[Any] | None:
+def as_list(v: Any) -> list[Any] | None:
     if isinstance(v, str):
         try:
             v = json.loads(v)
@@ -113,7 +113,7 @@ def _as_dict(v: Any) -> dict[str, Any] | None:
 
 def _goal_classes(row: Mapping[str, Any]) -> set[str] | None:
     """``goal_classes`` of an episode, or the classes parsed from its ``goal`` keys."""
-    gc = _as_list(row.get("goal_classes"))
+    gc = as_list(row.get("goal_classes"))
     if gc is not None:
         return {str(c) for c in gc}
     goal = _as_dict(row.get("goal"))
@@ -140,7 +140,7 @@ def _n_objects(row: Mapping[str, Any]) -> float:
 
 
 def _progress(row: Mapping[str, Any]) -> list[float] | None:
-    p = _as_list(row.get("progress"))
+    p = as_list(row.get("progress"))
     return [float(x) for x in p] if p else None
 
 

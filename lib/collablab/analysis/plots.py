@@ -290,11 +290,11 @@ def progress_long(episodes: pd.DataFrame, by: str | None = None) -> pd.DataFrame
     from .significance import require_columns
 
     require_columns(episodes, ["progress", "n_agents", by])
-    from .failures import _as_list
+    from .failures import as_list
 
     rows = []
     for r in episodes.to_dict("records"):
-        prog = _as_list(r["progress"]) or []
+        prog = as_list(r["progress"]) or []
         if not prog:
             continue
         n = int(r["n_agents"])

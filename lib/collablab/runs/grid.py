@@ -20,7 +20,7 @@ _KEY_PREFIX_CHARS = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.=+-]+")
 
 
-def _to_json_value(obj: Any) -> Any:
+def to_json_value(obj: Any) -> Any:
     """``json.dumps`` default: numpy scalars/arrays become Python values; anything else fails."""
     item = getattr(obj, "item", None)
     if callable(item) and type(obj).__module__ == "numpy" and getattr(obj, "ndim", 1) == 0:
@@ -34,7 +34,7 @@ def _to_json_value(obj: Any) -> Any:
 def canonical_json(obj: Any) -> str:
     """The canonical text of a spec: sorted keys, compact, no NaN/inf (they never compare equal)."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                      allow_nan=False, default=_to_json_value)
+                      allow_nan=False, default=to_json_value)
 
 
 def _digest(text: str, n: int) -> str:
