@@ -26,6 +26,7 @@ from typing import Any
 
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
 from collablab.studies.mecobench import run_spec
+from collablab.testing import comparable
 
 HASHES = Path(__file__).resolve().parents[1] / "tests" / "data" / "record_hashes.json"
 PROTOCOLS = ("isolated", "broadcast", "discuss", "leader", "leader_vision", "shared_memory")
@@ -86,23 +87,6 @@ class Scripted:
         if "FOLLOW-UP" in text:
             return FakeReply(text="[THINKING] ok.\n[READY] <READY>\n[MESSAGE] <NO_MESSAGE>")
         return FakeReply(text=f"[THINKING] share.\n[MESSAGE] Agent {agent} is searching, step {n}.")
-
-
-def comparable(rec: dict[str, Any]) -> dict[str, Any]:
-    """Records without what differs between a live call and its replay (latency, cache status)."""
-    def clean(note: str) -> Any:
-        try:
-            n = json.loads(note)
-        except (TypeError, ValueError):
-            return note
-        if isinstance(n, dict):
-            for c in n.get("calls", []):
-                c.pop("latency_s", None)
-                c.pop("cache", None)
-        return n
-    ep = {k: v for k, v in rec["episode"].items() if k != "llm_cache_mode"}
-    return {"episode": ep, "steps": [{**{k: v for k, v in s.items() if k != "latency_s"}, "note": clean(s["note"])}
-                                     for s in rec["steps"]]}
 
 
 def digest(rec: dict[str, Any]) -> str:

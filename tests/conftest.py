@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from collablab.testing import comparable
 from collablab.world.goals import parse_goal
 from collablab.world.household import Household
 from collablab.world.scene import Door, Scene
@@ -66,12 +67,4 @@ def world() -> Household:
 def replay_comparable(rec: dict[str, Any]) -> dict[str, Any]:
     """An LLM episode's records without latency and cache status (what may differ between a
     live run and its replay from the cache)."""
-    def clean(note: str) -> Any:
-        n = json.loads(note)
-        for c in n.get("calls", []):
-            c.pop("latency_s", None)
-            c.pop("cache", None)
-        return n
-    ep = {k: v for k, v in rec["episode"].items() if k != "llm_cache_mode"}
-    return {"episode": ep, "steps": [{**{k: v for k, v in s.items() if k != "latency_s"}, "note": clean(s["note"])}
-                                     for s in rec["steps"]]}
+    return comparable(rec)

@@ -5,6 +5,7 @@ The face a notebook imports: run one spec (:func:`run_spec`), build and run grid
 Registered for the run grid as study ``mecobench`` (``fn = collablab.studies.mecobench:run_spec``).
 """
 
+from .conformance import conformance_cases, is_invalid, sabotage
 from .episode import DEFAULT_BUDGET, EpisodeConfig, check_config, init_rooms, make_world, run_episode
 from .grids import FN, MAX_TEAM, backend_of, check_team_sizes, grid, run, task_ids, team_spec
 from .metrics import summary
@@ -18,7 +19,7 @@ from .tasks import PRIORS, Task, TaskError, dump_tasks, load_tasks, task_from_re
 
 __all__ = ["DEFAULTS", "DEFAULT_BUDGET", "FN", "MAX_TEAM", "METRIC_COLUMNS", "POLICY_NAMES", "PRIORS",
            "RECORD_SCHEMA", "STUDY_TEAMS", "EpisodeConfig", "OracleTeam", "Task", "TaskError", "backend_of",
-           "by_objects", "check_config", "check_team_sizes", "config_of", "dump_tasks", "fitted_trends",
-           "generate_suite", "grid", "init_rooms", "load_suite", "load_tasks", "make_team", "make_world",
-           "metric_table", "resolve", "run", "run_episode", "run_spec", "summary", "task_from_record", "task_of",
+           "by_objects", "check_config", "check_team_sizes", "config_of", "conformance_cases", "dump_tasks", "fitted_trends",
+           "generate_suite", "grid", "init_rooms", "is_invalid", "load_suite", "load_tasks", "make_team", "make_world",
+           "metric_table", "resolve", "run", "sabotage", "run_episode", "run_spec", "summary", "task_from_record", "task_of",
            "task_ids", "tasks_of", "team_spec", "validate", "wide"]
