@@ -37,6 +37,16 @@ from .failures import (
     grab_events,
 )
 from .lift import behaviour_effect_table, lift_table, newcombe_diff_ci, wilson_ci
+from .plots import (
+    dup_grab_plot,
+    forest_plot,
+    lift_plot,
+    progress_curves,
+    stratum_plot,
+    stratum_table_style,
+    team_size_plot,
+    use_house_style,
+)
 from .significance import (
     TESTS,
     BootstrapCI,
@@ -61,16 +71,6 @@ from .stratified import (
     stratified_effect,
     stratified_effect_from_summary,
     top_code,
-)
-from .plots import (
-    dup_grab_plot,
-    forest_plot,
-    lift_plot,
-    progress_curves,
-    stratum_plot,
-    stratum_table_style,
-    team_size_plot,
-    use_house_style,
 )
 from .tail import analysis_tail
 

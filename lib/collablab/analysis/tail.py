@@ -23,12 +23,16 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .behaviours import backend_labels, behaviour_effects, behaviour_table, episode_behaviours, load_rules, \
-    tag_messages
-from .failures import FAILURE_MODES, correction_analysis, coord_query_table, dup_grab_rates, \
-    failure_indicators, failure_lift
-from .plots import backend_title, dup_grab_plot, forest_plot, lift_plot, progress_curves, stratum_plot, \
-    team_size_plot
+from .behaviours import backend_labels, behaviour_effects, behaviour_table, episode_behaviours, load_rules, tag_messages
+from .failures import (
+    FAILURE_MODES,
+    coord_query_table,
+    correction_analysis,
+    dup_grab_rates,
+    failure_indicators,
+    failure_lift,
+)
+from .plots import backend_title, dup_grab_plot, forest_plot, lift_plot, progress_curves, stratum_plot, team_size_plot
 from .significance import compare, paired_table, require_columns
 
 __all__ = ["EXPLANATIONS", "analysis_tail"]

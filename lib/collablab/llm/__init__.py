@@ -15,15 +15,38 @@ Cache: ``$COLLABLAB_LLM_CACHE`` (default ``outputs/llm_cache.sqlite``) and
 ``$COLLABLAB_LLM_CACHE_MODE`` (``rw`` default, ``replay`` for CI, ``off``).
 """
 
-from .cache import (CacheMiss, CachedReply, ResponseCache, cache_key, canonical_request, default_cache_mode,
-                    default_cache_path)
+from .cache import (
+                    CachedReply,
+                    CacheMiss,
+                    ResponseCache,
+                    cache_key,
+                    canonical_request,
+                    default_cache_mode,
+                    default_cache_path,
+)
 from .client import LLMClient, run_sync
 from .limiter import EndpointLimiter, endpoint_limiter
 from .messages import assistant_message, image_data_url, image_part, system_message, text_part, user_message
-from .structured import (ChatClient, StructuredResult, ask, chat_json, extract_json, find_json,
-                         response_format_for, validate)
-from .types import (CACHE_MODES, STRUCTURED_MODES, EndpointSpec, LLMCallError, LLMResult, Usage, check_key_env_name,
-                    check_structured_mode)
+from .structured import (
+                    ChatClient,
+                    StructuredResult,
+                    ask,
+                    chat_json,
+                    extract_json,
+                    find_json,
+                    response_format_for,
+                    validate,
+)
+from .types import (
+                    CACHE_MODES,
+                    STRUCTURED_MODES,
+                    EndpointSpec,
+                    LLMCallError,
+                    LLMResult,
+                    Usage,
+                    check_key_env_name,
+                    check_structured_mode,
+)
 
 __all__ = [
     "CACHE_MODES", "CacheMiss", "CachedReply", "ResponseCache", "cache_key",

@@ -29,12 +29,12 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Awaitable, Iterable, Mapping, TypeVar
+from typing import Any, Awaitable, Iterable, Mapping, Sequence, TypeVar
 
+from . import structured
 from .cache import CacheMiss, ResponseCache, cache_key, canonical_request
 from .limiter import endpoint_limiter
 from .messages import as_messages
-from . import structured
 from .types import EndpointSpec, LLMCallError, LLMResult, Usage
 
 __all__ = ["LLMClient", "run_sync"]

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..agents.base import Policy, Utterance
-from ..agents.base import Message
+from ..agents.base import Message, Policy, Utterance
 
 
 @dataclass

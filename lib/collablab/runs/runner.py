@@ -15,13 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from .grid import Spec, default_run_id, episode_key, normalize_specs
-from .manifest import (SCHEMA, code_version, environment, now_iso, read_manifest, spec_fields,
-                       write_manifest)
+from .manifest import SCHEMA, code_version, environment, now_iso, read_manifest, spec_fields, write_manifest
 from .pool import Item, start_method
 from .pool import results as results_of
 from .registry import studies, study_fn
-from .store import (EPISODES, FAILURES, KEY, STEPS, TIMINGS, Appender, RunLock, read_records,
-                    repair_jsonl)
+from .store import EPISODES, FAILURES, KEY, STEPS, TIMINGS, Appender, RunLock, read_records, repair_jsonl
 from .worker import resolve
 
 MANIFEST_EVERY_S = 5.0

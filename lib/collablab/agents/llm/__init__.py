@@ -6,8 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .policy import LLMPolicy, LLMSettings
-from .spec import (LLM_DEFAULTS, PROVIDERS, backend_label, check_llm_spec, make_llm_policies, per_agent,
-                   provider_of)
+from .spec import LLM_DEFAULTS, PROVIDERS, backend_label, check_llm_spec, make_llm_policies, per_agent, provider_of
 
 DEFAULTS = LLM_DEFAULTS
 check_spec = check_llm_spec

@@ -22,13 +22,12 @@ action :data:`INVALID_GROUNDING`, which the world records as an invalid action.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from ...world.catalog import LOOKALIKES, TASK_OBJECTS
 from ...world.actions import Action
+from ...world.catalog import LOOKALIKES, TASK_OBJECTS
 
 #: Action names for replies that could not be used; not in the action space, so the world
 #: records them as invalid actions (B.3 "Invalid actions").

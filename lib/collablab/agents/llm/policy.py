@@ -46,8 +46,7 @@ from ...llm.structured import Parse, ask
 from ...world.actions import Action
 from ..base import AgentContext, Assignment, Decision, Message, Policy, Utterance
 from . import grounding as G
-from .prompts import (ACTION_HELP, JSON_KEYS, SCHEMAS, fill, msg_line, observation_text, progress_text,
-                      template)
+from .prompts import ACTION_HELP, JSON_KEYS, SCHEMAS, fill, msg_line, observation_text, progress_text, template
 from .replies import assignments_of, parse_act, parse_assignments, parse_decoded, parse_message
 
 DEFAULT_INSTRUCTION = "No assignment was given to you this step; choose the most useful next action yourself."

@@ -11,8 +11,18 @@ from .grids import FN, MAX_TEAM, backend_of, check_team_sizes, grid, run, task_i
 from .metrics import summary
 from .oracle import OracleTeam
 from .schema import RECORD_SCHEMA
-from .spec import (DEFAULTS, POLICY_NAMES, STUDY_TEAMS, config_of, make_team, resolve, run_spec, task_of, tasks_of,
-                   validate)
+from .spec import (
+                   DEFAULTS,
+                   POLICY_NAMES,
+                   STUDY_TEAMS,
+                   config_of,
+                   make_team,
+                   resolve,
+                   run_spec,
+                   task_of,
+                   tasks_of,
+                   validate,
+)
 from .suite import generate_suite, load_suite
 from .tables import METRIC_COLUMNS, by_objects, fitted_trends, metric_table, wide
 from .tasks import PRIORS, Task, TaskError, dump_tasks, load_tasks, task_from_record

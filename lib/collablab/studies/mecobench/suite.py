@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...world.apartments import make_apartment
-from ...world.catalog import CONFUSABLE, LOOKALIKES, TASK_OBJECTS, object_class
+from ...world.catalog import CONFUSABLE, TASK_OBJECTS, object_class
 from ...world.scene import Scene
 from .episode import EpisodeConfig, run_episode
 from .oracle import OracleTeam
