@@ -5,8 +5,10 @@ The face a notebook imports: run one spec (:func:`run_spec`), build and run grid
 Registered for the run grid as study ``mecobench`` (``fn = collablab.studies.mecobench:run_spec``).
 """
 
+from ...runs import notebook_parameters as parameters
 from .conformance import conformance_cases, is_invalid, sabotage
 from .episode import DEFAULT_BUDGET, EpisodeConfig, check_config, init_rooms, make_world, run_episode
+from .experiments import behaviours_specs, collaboration_specs, modes_specs, priors_specs, run_notebook
 from .grids import FN, MAX_TEAM, backend_of, check_team_sizes, grid, run, task_ids, team_spec
 from .metrics import summary
 from .oracle import OracleTeam
@@ -24,7 +26,22 @@ from .spec import (
                    validate,
 )
 from .suite import generate_suite, load_suite
-from .tables import METRIC_COLUMNS, by_objects, fitted_trends, metric_table, wide
+from .tables import (
+                   METRIC_COLUMNS,
+                   by_objects,
+                   fitted_trends,
+                   message_examples,
+                   metric_table,
+                   objects_plot,
+                   same_team,
+                   table3,
+                   table8,
+                   table9,
+                   table10,
+                   team_column,
+                   wide,
+                   with_pairs,
+)
 from .tasks import PRIORS, Task, TaskError, dump_tasks, load_tasks, task_from_record
 
 __all__ = ["DEFAULTS", "DEFAULT_BUDGET", "FN", "MAX_TEAM", "METRIC_COLUMNS", "POLICY_NAMES", "PRIORS",
@@ -32,4 +49,7 @@ __all__ = ["DEFAULTS", "DEFAULT_BUDGET", "FN", "MAX_TEAM", "METRIC_COLUMNS", "PO
            "by_objects", "check_config", "check_team_sizes", "config_of", "conformance_cases", "dump_tasks", "fitted_trends",
            "generate_suite", "grid", "init_rooms", "is_invalid", "load_suite", "load_tasks", "make_team", "make_world",
            "metric_table", "resolve", "run", "sabotage", "run_episode", "run_spec", "summary", "task_from_record", "task_of",
-           "task_ids", "tasks_of", "team_spec", "validate", "wide"]
+           "task_ids", "tasks_of", "team_spec", "validate", "wide",
+           "behaviours_specs", "collaboration_specs", "modes_specs", "priors_specs", "run_notebook", "parameters",
+           "message_examples", "objects_plot", "same_team", "table3", "table8", "table9", "table10", "team_column",
+           "with_pairs"]

@@ -3,7 +3,7 @@ Fig. 7b) from episode records; pure functions of the records."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -46,3 +46,62 @@ def fitted_trends(table: pd.DataFrame, by: str = "n_agents", y: str = "SR") -> p
 def wide(table: pd.DataFrame, index: str, columns: str, values: Sequence[str]) -> pd.DataFrame:
     """Paper-style wide layout, e.g. rows = team size, columns = protocol x metric."""
     return table.pivot_table(index=index, columns=columns, values=list(values)).round(3)
+
+
+# -- the notebooks' tables and figures (each a pure function of the records) -----------------------
+def table8(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Table 8: one vs two agents with broadcast, per structure."""
+    sel = episodes[(episodes.protocol == "broadcast") & episodes.n_agents.isin([1, 2])]
+    t = metric_table(sel, ["structure", "n_agents"])
+    return t[["structure", "n_agents", "cases", "SR", "CR", "AUC", "HFR", "backend"]].round(3)
+
+
+def table9(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Table 9: parallel tasks, team size x protocol (SR, CR, AUC, CAR)."""
+    par = episodes[episodes.structure == "parallel"]
+    return wide(metric_table(par, ["n_agents", "protocol"]), "n_agents", "protocol", ["SR", "CR", "AUC", "CAR"])
+
+
+def table10(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Table 10 / Fig. 7b data: SR and CR by number of objects and team size (parallel, broadcast)."""
+    return by_objects(episodes[(episodes.structure == "parallel") & (episodes.protocol == "broadcast")], "n_agents")
+
+
+def objects_plot(t10: pd.DataFrame, title: str) -> Any:
+    """Fig. 7b: SR against the number of objects with a least-squares line per team size."""
+    import seaborn as sns
+
+    g = sns.lmplot(data=t10, x="objects", y="SR", hue="n_agents", ci=None, height=3.5, aspect=1.4)
+    g.figure.suptitle(f"SR by #objects — {title}", y=1.02)
+    return g.figure
+
+
+def same_team(episodes: pd.DataFrame, backend: str, profile: str, model: str) -> pd.Series:
+    """Episodes of the notebook's own team: its heuristic profile, or its model for LLM backends."""
+    return episodes.model == model if backend == "llm" else episodes.profile == profile
+
+
+def team_column(backend: str) -> str:
+    """Which record column names a team's members: ``profile`` (heuristic, oracle) or ``model``."""
+    return "model" if backend == "llm" else "profile"
+
+
+def table3(episodes: pd.DataFrame) -> pd.DataFrame | None:
+    """Table 3: SR of one and two agents per prior and the relative gain of the second agent
+    (None when the run has not both team sizes)."""
+    sr = episodes.groupby(["prior", "n_agents"])["success"].mean().unstack()
+    if 1 not in sr or 2 not in sr:
+        return None
+    return pd.DataFrame({"SR 1 agent": sr[1], "SR 2 agents": sr[2],
+                         "relative gain": (sr[2] - sr[1]) / sr[1]}).round(3)
+
+
+def with_pairs(episodes: pd.DataFrame) -> pd.DataFrame:
+    """The episodes with a ``pair`` column (task and team size): what paired tests match on."""
+    return episodes.assign(pair=episodes.task_id + "/n" + episodes.n_agents.astype(str))
+
+
+def message_examples(tagged: pd.DataFrame, codes: Sequence[str]) -> pd.DataFrame:
+    """One example message per behaviour code (Table 17 style), or "(never observed)"."""
+    return pd.DataFrame({"example": {c: tagged.loc[tagged[c], "message"].iloc[0] if tagged[c].any()
+                                     else "(never observed)" for c in codes}})
