@@ -70,3 +70,31 @@ def test_killed_grid_resumes_to_identical_records(tmp_path):
     assert 0 < done_before < len(specs), "kill the run midway"
     subprocess.run([sys.executable, str(script)], check=True, timeout=300)
     assert _frames(run_dir) == _frames(ref.run_dir)
+
+
+def test_the_grid_takes_the_study_from_the_registry_or_the_caller(tmp_path):
+    from collablab.runs import read_manifest, studies
+
+    assert studies()["mecobench"] == S.FN
+    specs = [{"task_id": "cl000-p", "n_agents": 1, "budget": 4}]
+    res = run_grid(specs, study="mecobench", run_id="reg", out_root=tmp_path, workers=1, progress=False)
+    man = read_manifest(res.run_dir)
+    assert res.ok and man["fn"] == S.FN and man["fn_source"] == "registry"
+    assert man["studies_registered"]["mecobench"] == S.FN
+    with pytest.raises(ValueError, match="study: 'nope' is not a registered study.*mecobench"):
+        run_grid(specs, study="nope", out_root=tmp_path, workers=1, progress=False)
+    assert not (tmp_path / "nope").exists()
+
+
+def test_cli_lists_studies_and_needs_no_fn_for_a_registered_one(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "collablab.runs", "--list-studies"], capture_output=True, text=True)
+    assert out.returncode == 0 and f"mecobench\t{S.FN}" in out.stdout
+    grid = tmp_path / "g.yaml"
+    grid.write_text("base: {n_agents: 1, budget: 4}\naxes: {task_id: [cl000-p]}\n")
+    run = subprocess.run([sys.executable, "-m", "collablab.runs", "--study", "mecobench", "--grid", str(grid),
+                          "--out-root", str(tmp_path), "--workers", "1", "--no-progress"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    bad = subprocess.run([sys.executable, "-m", "collablab.runs", "--study", "mine", "--grid", str(grid),
+                          "--out-root", str(tmp_path)], capture_output=True, text=True)
+    assert bad.returncode == 2 and "not a registered study" in bad.stderr
