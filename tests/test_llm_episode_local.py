@@ -23,7 +23,7 @@ from conftest import replay_comparable
 
 from collablab.llm import ResponseCache
 from collablab.llm.local_server import LocalServer, local_model_status
-from collablab.studies.mecobench import DEFAULTS, run_spec, validate
+from collablab.studies.mecobench import DEFAULTS, FN, run_spec, validate
 from collablab.runs import load_run, run_grid
 
 READY, WHY = local_model_status()
@@ -85,7 +85,7 @@ def runs(tmp_path_factory):
     out["replay"] = run_spec(replay_spec)
     out["replay_s"] = time.perf_counter() - t0
     # the run machinery (records + manifest on disk), replaying, with the key still set
-    res = run_grid([replay_spec], study="llm_local", out_root=tmp / "outputs", workers=1, progress=False,
+    res = run_grid([replay_spec], fn=FN, study="llm_local", out_root=tmp / "outputs", workers=1, progress=False,
                    validate=validate, params={"spec_defaults": DEFAULTS})
     out["run_dir"] = Path(res.run_dir)
     yield out

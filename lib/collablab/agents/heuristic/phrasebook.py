@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass, field
 
 
-
 # -- templates --------------------------------------------------------------------------
 def plan(cls: str, oid: int, target: str) -> str:
     return f"I will grab the {cls} ({oid}) and bring it to the {target}."
