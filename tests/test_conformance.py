@@ -38,12 +38,7 @@ def test_every_study_offers_cases_for_every_policy_and_protocol():
 @pytest.mark.parametrize("study,case", [(s, c) for s, c, _, _ in CASES])
 def test_conformance(study, case, server_url):
     mod = T.study_module(study)
-    spec = mod.conformance_cases(server_url)[case]
-    T.api_test(mod, spec)
-    T.seed_test(mod, spec)
-    T.invalid_action_test(mod, spec)
-    if spec.get("base_url") == server_url:
-        T.bad_reply_test(mod, spec)
+    T.check_case(mod, mod.conformance_cases(server_url)[case], server_url)
 
 
 def test_checks_fail_on_broken_records_and_teams():

@@ -30,8 +30,8 @@ Records = dict[str, Any]
 #: What a model says in the conformance server: nothing any study can use.
 BAD_REPLY = "I would rather not say."
 
-__all__ = ["BAD_REPLY", "api_test", "bad_reply_test", "check_records", "comparable", "conformance", "invalid_action_test",
-           "scripted_server", "seed_test", "study_module"]
+__all__ = ["BAD_REPLY", "api_test", "bad_reply_test", "check_case", "check_records", "comparable", "conformance",
+           "invalid_action_test", "scripted_server", "seed_test", "study_module"]
 
 
 def study_module(name: str) -> Any:
@@ -124,16 +124,20 @@ def scripted_server(reply: Callable[[dict], str] | None = None) -> Iterator[str]
         srv.stop()
 
 
+def check_case(study: Any, spec: dict[str, Any], server_url: str) -> None:
+    """Every check on one case; model-backed cases (pointing at ``server_url``) also get the bad reply."""
+    api_test(study, spec)
+    seed_test(study, spec)
+    invalid_action_test(study, spec)
+    if spec.get("base_url") == server_url:  # its model says nothing usable
+        bad_reply_test(study, spec)
+
+
 def conformance(name: str) -> list[str]:
     """Run every check over every case of registered study ``name``; return what was checked."""
     study = study_module(name)
-    done = []
     with scripted_server() as url:
-        for case, spec in study.conformance_cases(url).items():
-            api_test(study, spec)
-            seed_test(study, spec)
-            invalid_action_test(study, spec)
-            if spec.get("base_url") == url:  # a model-backed case: its model says nothing usable
-                bad_reply_test(study, spec)
-            done.append(case)
-    return done
+        cases = study.conformance_cases(url)
+        for spec in cases.values():
+            check_case(study, spec, url)
+    return list(cases)
