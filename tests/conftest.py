@@ -23,12 +23,30 @@ def shared_path(*parts: str) -> Path:
     return p
 
 
+#: (centre, size) of every node of the mini scene, metres, y up (VirtualHome's convention)
+MINI_BOXES: dict[int, tuple[tuple[float, float, float], tuple[float, float, float]]] = {
+    1: ((2.0, 1.25, 2.0), (4.0, 2.5, 4.0)), 2: ((6.0, 1.25, 2.0), (4.0, 2.5, 4.0)),
+    3: ((4.0, 1.0, 2.0), (0.1, 2.0, 1.0)),
+    10: ((0.5, 0.9, 0.5), (0.9, 1.8, 0.8)), 11: ((2.0, 0.4, 3.2), (1.2, 0.8, 0.8)),
+    12: ((2.0, 0.45, 2.4), (0.5, 0.9, 0.5)), 13: ((6.0, 0.25, 2.0), (1.2, 0.5, 0.8)),
+    14: ((3.4, 0.4, 0.5), (0.6, 0.85, 0.6)),
+    20: ((0.5, 1.0, 0.5), (0.1, 0.25, 0.1)), 21: ((1.9, 0.85, 3.2), (0.1, 0.1, 0.1)),
+    22: ((2.1, 0.85, 3.1), (0.1, 0.1, 0.1)), 23: ((2.2, 0.82, 3.3), (0.25, 0.03, 0.25)),
+    24: ((6.1, 0.6, 2.0), (0.25, 0.15, 0.12)),
+}
+
+
 def _n(nid: int, cls: str, cat: str, props: list[str], states: list[str] | None = None) -> dict[str, Any]:
-    return {"id": nid, "class_name": cls, "category": cat, "properties": props, "states": states or []}
+    c, s = MINI_BOXES[nid]
+    return {"id": nid, "class_name": cls, "category": cat, "properties": props, "states": states or [],
+            "bounding_box": {"center": list(c), "size": list(s)}}
 
 
 def mini_scene() -> Scene:
-    """kitchen(1) --door(3)-- livingroom(2); fridge with juice, table with cupcake/apple/plate."""
+    """kitchen(1) --door(3)-- livingroom(2); fridge with juice, table with cupcake/apple/plate.
+
+    Rooms are 4 m squares; from the kitchen's centre the furniture is visible but the small
+    objects on the table are not (they are 1.2 m away): an agent walks to the table to see them."""
     G = ["GRABBABLE", "MOVABLE"]
     nodes = [
         _n(1, "kitchen", "Rooms", []), _n(2, "livingroom", "Rooms", []),

@@ -14,6 +14,7 @@ def test_grab_conflict_one_random_winner_other_idles():
     winners = set()
     for seed in range(12):
         w = mini_world(seed=seed)
+        w.step({0: Action("walk", obj=11), 1: Action("walk", obj=11)})
         w.step({0: Action("walk", obj=21), 1: Action("walk", obj=21)})
         res = w.step({0: Action("grab", obj=21), 1: Action("grab", obj=21)})
         assert all(r.conflict for r in res)
@@ -23,6 +24,7 @@ def test_grab_conflict_one_random_winner_other_idles():
         assert w.holding(winner) == [21] and w.holding(1 - winner) == []
         winners.add(winner)
         again = mini_world(seed=seed)
+        again.step({0: Action("walk", obj=11), 1: Action("walk", obj=11)})
         again.step({0: Action("walk", obj=21), 1: Action("walk", obj=21)})
         res2 = again.step({0: Action("grab", obj=21), 1: Action("grab", obj=21)})
         assert [r.status for r in res2] == [r.status for r in res]  # seeded
@@ -33,6 +35,7 @@ def test_open_conflict_and_no_conflict_on_different_objects(world):
     world.step({0: Action("walk", obj=10), 1: Action("walk", obj=10)})
     res = world.step({0: Action("open", obj=10), 1: Action("open", obj=10)})
     assert all(r.conflict for r in res) and sum(r.ok for r in res) == 1
+    world.step({0: Action("walk", obj=11), 1: Action("walk", obj=11)})
     world.step({0: Action("walk", obj=21), 1: Action("walk", obj=22)})
     res = world.step({0: Action("grab", obj=21), 1: Action("grab", obj=22)})
     assert not any(r.conflict for r in res) and all(r.ok for r in res)
@@ -40,6 +43,7 @@ def test_open_conflict_and_no_conflict_on_different_objects(world):
 
 def _seq_world():
     w = mini_world(structure="sequential", allowed={0: [1], 1: [2]}, rooms=[1, 2])
+    w.step({0: Action("walk", obj=11), 1: W})
     w.step({0: Action("walk", obj=21), 1: W})
     w.step({0: Action("grab", obj=21), 1: W})
     return w
@@ -110,6 +114,7 @@ def test_held_objects_follow_their_holder(world):
     env, state = _run_raw(("[walk] <cupcake> (21)", "[grab] <cupcake> (21)", "[walk] <livingroom> (2)"))
     assert state.get_node_ids_from(21, env.Relation.INSIDE) == {1}
     # our world: the cupcake is in the living room with its holder
+    world.step({0: Action("walk", obj=11)})
     world.step({0: Action("walk", obj=21)})
     world.step({0: Action("grab", obj=21)})
     world.step({0: Action("walk_to_room", room="livingroom")})
@@ -119,6 +124,7 @@ def test_held_objects_follow_their_holder(world):
 
 def test_executor_error_messages_do_not_accumulate(world):
     """Pitfall: ExecutionInfo keeps every earlier error; feedback must be this step's only."""
+    world.step({0: Action("walk", obj=11)})
     world.step({0: Action("walk", obj=21)})
     world.step({0: Action("grab", obj=21)})
     world.step({0: Action("walk", obj=10)})
@@ -146,8 +152,15 @@ def test_raw_executor_accepts_put_on_a_non_surface():
 def test_observation_contents(world):
     obs = world.observe(0)
     ids = {v["id"] for v in obs["visible"]}
-    assert {10, 11, 21, 22, 23}.issubset(ids) and 20 not in ids and 24 not in ids
+    # the door, the furniture and the plate (0.25 m at 1.3 m: 587 px); the cupcake and the apple
+    # on the table (0.1 m at 1.2 m: 114 px) are too small to see from the room's centre
+    assert ids == {3, 10, 11, 12, 14, 23}
     assert obs["room"] == "kitchen" and obs["holding"] == [] and obs["doors"] == [{"id": 3, "to": "livingroom"}]
+    assert obs["standing_at"] == 1 and obs["position"] == [2.0, 2.0]
+    world.step({0: Action("walk", obj=11)})
+    obs = world.observe(0)
+    ids = {v["id"] for v in obs["visible"]}
+    assert {10, 11, 21, 22, 23}.issubset(ids) and 20 not in ids and 24 not in ids
     cupcake = next(v for v in obs["visible"] if v["id"] == 21)
     assert cupcake["on"] == 11 and cupcake["class_name"] == "cupcake"
     world.step({0: Action("walk", obj=21)})
@@ -160,6 +173,7 @@ def test_goal_progress_and_credits():
     w = mini_world()
     assert w.completion() == (0, 2)
     for a, obj in ((0, 21), (1, 22)):
+        w.step({a: Action("walk", obj=11)})
         w.step({a: Action("walk", obj=obj)})
         w.step({a: Action("grab", obj=obj)})
         w.step({a: Action("walk_to_room", room="livingroom")})

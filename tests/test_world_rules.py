@@ -16,7 +16,7 @@ def act(world, a0, a1=W):
 def test_invalid_action_name_is_recorded_not_raised(world):
     r = act(world, Action("fly", obj=21))[0]
     assert r.status == "invalid" and "allowed actions" in r.feedback and "walk" in r.feedback
-    assert act(world, Action("walk", obj=21))[0].ok
+    assert act(world, Action("walk", obj=11))[0].ok
 
 
 def test_sequential_actions_are_invalid_in_parallel_tasks(world):
@@ -45,6 +45,7 @@ def test_visibility_closed_container(world):
 
 
 def test_two_hands(world):
+    act(world, Action("walk", obj=11))  # the cupcake is seen from the table, not the room centre
     act(world, Action("walk", obj=21))
     assert act(world, Action("grab", obj=21))[0].ok
     assert act(world, Action("grab", obj=22))[0].ok
@@ -69,6 +70,7 @@ def test_container_state(world):
     assert act(world, Action("open", obj=10))[0].ok
     r = act(world, Action("open", obj=10))[0]
     assert r.status == "failed" and "already open" in r.feedback
+    act(world, Action("walk", obj=11))
     act(world, Action("walk", obj=21))
     act(world, Action("grab", obj=21))
     act(world, Action("walk", obj=14))
@@ -81,6 +83,7 @@ def test_container_state(world):
 
 
 def test_put_target_must_be_surface_or_container(world):
+    act(world, Action("walk", obj=11))  # the cupcake is seen from the table, not the room centre
     act(world, Action("walk", obj=21))
     act(world, Action("grab", obj=21))
     act(world, Action("walk", obj=12))
@@ -93,6 +96,7 @@ def test_put_target_must_be_surface_or_container(world):
 
 
 def test_cannot_grab_what_another_agent_holds(world):
+    act(world, Action("walk", obj=11), Action("walk", obj=11))
     act(world, Action("walk", obj=21), Action("walk", obj=21))
     act(world, Action("grab", obj=21))
     r = act(world, W, Action("grab", obj=21))[1]

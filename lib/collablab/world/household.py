@@ -4,7 +4,14 @@ One persistent executor state per episode (VirtualHome's ``EnvironmentState`` ch
 place); each agent is a ``character`` node driven by its own ``ScriptExecutor``. On top of
 the executor we enforce MECoBench's legality and interaction rules (mecobench.txt appendix
 B.3): visibility, two hands, container state, room accessibility per agent zone, invalid
-action names, simultaneous-action conflicts and door handovers.
+action names, simultaneous-action conflicts and door handovers (along the task's handover
+chain when it has one).
+
+Agents have a place and a view: each stands somewhere (:mod:`.bodies`) and sees an object
+only when it is in the same room, not inside a closed container and large enough in its
+cameras from where it stands (:mod:`.views`, MECoBench's 400 px / 5 m / 60,000 px rule).
+``walk``, ``grab`` and ``put_*`` take only what the agent sees now; observations, prompts and
+rendered views all read :meth:`Household.visible`.
 
 Executor pitfalls handled here (each has a test):
 - held objects keep the room they were grabbed in: rooms of held objects are recomputed
@@ -23,10 +30,13 @@ from typing import Any, Iterable, Mapping
 
 from . import vh
 from .actions import CONFLICT_ACTIONS, PARALLEL_ACTIONS, SEQUENTIAL_ACTIONS, WAIT, Action
+from .bodies import DEFAULT_BODY, BodyRule
 from .goals import Predicate, validate_goal
 from .scene import STRUCTURAL_CATEGORIES, Scene, SceneError
+from .views import DEFAULT_VIEW, ViewRule, box_of, horizontal_distance
 
 STRUCTURES = ("parallel", "sequential")
+Point = tuple[float, float]  # (x, z) on the floor plane
 
 
 @dataclass
@@ -72,6 +82,9 @@ class Household:
         structure: str = "parallel",
         allowed_rooms: Mapping[int, Iterable[int]] | None = None,
         seed: int = 0,
+        handover_links: Iterable[tuple[int, int, int]] | None = None,
+        view: ViewRule = DEFAULT_VIEW,
+        body: BodyRule = DEFAULT_BODY,
     ) -> None:
         if structure not in STRUCTURES:
             raise ValueError(f"structure: {structure!r} is not allowed; allowed: {', '.join(STRUCTURES)}")
@@ -125,10 +138,102 @@ class Household:
             self._class_ids.setdefault(n["class_name"], []).append(nid)
         self._static_room = {nid: scene.room_of(nid) for nid in scene.nodes}
         self._movable = {nid for nid, n in scene.nodes.items() if "GRABBABLE" in n.get("properties", [])}
+        self.view, self.body = view, body
+        self._version, self._held_at, self._held = 0, -1, {}
+        self._init_geometry()
+        #: (giver, receiver, canonical door id) of the task's handover chain; empty: any pair
+        self.handover_links = {(int(g), int(r), self.scene.door(int(d)).id) for g, r, d in (handover_links or ())}
+        for g, r, d in sorted(self.handover_links):
+            for who in (g, r):
+                if not 0 <= who < n_agents:
+                    raise SceneError(f"handover_chain: agent {who} of link {g}->{r} at door {d} is not one of "
+                                     f"the {n_agents} agents")
         self.at_door: list[int | None] = [None] * n_agents
+        self.spot: list[int] = list(starts)  # the node each agent last walked to (a room at the start)
+        self.pos: list[Point] = [self._center[r] for r in starts]
         self.placed_by: dict[int, int] = {}
         self.feedback: list[str] = ["" for _ in range(n_agents)]
         self.team_step = 0
+
+    # -- geometry ------------------------------------------------------------------------
+    def _init_geometry(self) -> None:
+        """Box centres (x, z) and extents of every room and every node an agent can see."""
+        self._center: dict[int, Point] = {}
+        self._extent: dict[int, float] = {}
+        missing = []
+        for nid, n in sorted(self.scene.nodes.items()):
+            box = box_of(n)
+            if box is None:
+                if n["category"] not in STRUCTURAL_CATEGORIES or n["category"] == "Rooms":
+                    missing.append(nid)
+                continue
+            (x, _, z), size = box
+            self._center[nid] = (x, z)
+            self._extent[nid] = max(size)
+        if missing:
+            n = self.scene.nodes[missing[0]]
+            raise SceneError(
+                f"graph node {missing[0]} ({n['class_name']}): missing bounding_box (center, size); perception "
+                f"needs real boxes and {len(missing)} node(s) lack one (VirtualHome's TrimmedTestScene graphs "
+                "have none: use TestScene*_graph.json)")
+
+    def center_of(self, nid: int) -> Point:
+        """Where a node is now on the floor plane (a held object is where its holder stands)."""
+        h = self.holder(nid) if nid in self._movable else None
+        return self.pos[h] if h is not None else self._center[nid]
+
+    def stand_point(self, nid: int, agent: int | None = None) -> Point:
+        """Where an agent stands after walking to ``nid`` (a door: its side of it, see :mod:`.bodies`)."""
+        if nid in self.scene.rooms:
+            return self._center[nid]
+        if self._is_door(nid) and agent is not None:
+            door = self.scene.door(nid)
+            here = self.agent_room(agent)
+            side = here if here in door.rooms else door.rooms[0]
+            (dx, dz), (rx, rz) = self._center[door.id], self._center[side]
+            d = max(horizontal_distance((dx, dz), (rx, rz)), 1e-9)
+            k = min(1.0, self.body.door_standoff_m / d)
+            return (dx + (rx - dx) * k, dz + (rz - dz) * k)
+        return self.center_of(nid)
+
+    def sees_from(self, point: Point, nid: int) -> bool:
+        """The view rule alone: is ``nid`` large enough in the cameras of someone at ``point``?"""
+        ext = self._extent.get(nid)
+        return ext is not None and self.view.sees(ext, horizontal_distance(point, self.center_of(nid)))
+
+    def anchor(self, nid: int) -> int | None:
+        """The spot a node belongs to: the furniture it lies on or in, else itself; rooms: None."""
+        if nid in self.scene.rooms:
+            return None
+        cur, seen = nid, set()
+        while cur not in seen:
+            seen.add(cur)
+            up = [t for rel in (self._R.ON, self._R.INSIDE) for t in self._targets(cur, rel)
+                  if t not in self.scene.rooms and self.node(t).category not in STRUCTURAL_CATEGORIES]
+            if not up:
+                return cur
+            cur = up[0]
+        return cur
+
+    def _is_door(self, nid: int) -> bool:
+        try:
+            self.scene.door(nid)
+        except (SceneError, TypeError, ValueError):
+            return False
+        return True
+
+    def _crowd(self, agent: int, nid: int) -> list[int]:
+        """Other agents already standing at ``nid``'s spot when it is full, else []."""
+        spot = self.anchor(nid)
+        if spot is None:
+            return []
+        here = [b for b in range(self.n_agents) if b != agent and self.anchor(self.spot[b]) == spot]
+        cap = self.body.door_capacity if self._is_door(spot) else self.body.furniture_capacity
+        return here if len(here) >= cap else []
+
+    def _move(self, agent: int, nid: int) -> None:
+        self.pos[agent] = self.stand_point(nid, agent)
+        self.spot[agent] = nid
 
     # -- validation ----------------------------------------------------------------
     def _check_executor_vocabulary(self, graph: dict[str, Any]) -> None:
@@ -178,10 +283,17 @@ class Household:
         return self._targets(cid, self._R.HOLDS_RH) + self._targets(cid, self._R.HOLDS_LH)
 
     def holder(self, nid: int) -> int | None:
-        for a in range(self.n_agents):
-            if nid in self.holding(a):
-                return a
-        return None
+        return self._holders().get(nid)
+
+    def _holders(self) -> dict[int, int]:
+        """Held object -> agent, recomputed after every change of the state."""
+        if self._held_at != self._version:
+            self._held = {o: a for a in range(self.n_agents) for o in self.holding(a)}
+            self._held_at = self._version
+        return self._held
+
+    def _touch(self) -> None:
+        self._version += 1
 
     def _free_hand(self, agent: int) -> Any | None:
         cid = self.char_ids[agent]
@@ -222,13 +334,15 @@ class Household:
         return None
 
     def visible(self, agent: int, nid: int) -> bool:
-        """Same room as the agent and not inside a closed container (B.3), or held by it."""
+        """Held by the agent, or in its room, not inside a closed container (B.3) and large
+        enough in its views from where it stands (:mod:`.views`)."""
         n = self.node(nid)
         if n is None or n.category in STRUCTURAL_CATEGORIES:
             return False
         if nid in self.holding(agent):
             return True
-        return self.room_of(nid) == self.agent_room(agent) and self.hidden_by(nid) is None
+        return (self.room_of(nid) == self.agent_room(agent) and self.sees_from(self.pos[agent], nid)
+                and self.hidden_by(nid) is None)
 
     def label(self, nid: int | None) -> str:
         n = self.node(nid) if nid is not None else None
@@ -237,8 +351,9 @@ class Household:
     # -- goals -----------------------------------------------------------------------------
     def _satisfying(self, p: Predicate) -> list[int]:
         rel = self._R.ON if p.relation == "on" else self._R.INSIDE
+        targets = set(getattr(p, "targets", (p.target_id,)))  # any acceptable target satisfies it
         return [o for o in self._class_ids.get(p.obj_class, [])
-                if p.target_id in self.state.get_node_ids_from(o, rel)]
+                if targets & self.state.get_node_ids_from(o, rel)]
 
     def satisfied(self) -> dict[str, int]:
         """Satisfied count per goal key, capped at the required count."""
@@ -332,6 +447,7 @@ class Household:
         sc = self._eg.scripts
         line = sc.ScriptLine(self._actions[name], [sc.ScriptObject(self.node(i).class_name, i) for i in ids], 0)
         ok, state = ex.execute_one_step(sc.Script([line]), self.state, in_place=True)
+        self._touch()
         if ok:
             self.state = state
         return ok, ex.info.get_error_string()
@@ -354,9 +470,15 @@ class Household:
         if room not in self.allowed[a]:
             return self._fail(a, act, f"{self.label(obj)} is in a room you may not access", spatial=True)
         if name == "walk":
+            crowd = self._crowd(a, obj)
+            if crowd:
+                who = " and ".join(f"agent {b}" for b in crowd)
+                return self._fail(a, act, f"you could not get to {self.label(obj)}: {who} already stand there "
+                                          "and there is no room for you; wait or go elsewhere")
             ok, err = self._exec(a, "walk", obj)
             if ok:
                 self.at_door[a] = None
+                self._move(a, obj)
             return ActionResult(a, act, "ok", f"you walked to {self.label(obj)}") if ok else self._fail(a, act, err)
         if name in ("grab", "open"):
             if self._free_hand(a) is None:
@@ -408,6 +530,7 @@ class Household:
         if not ok:
             return self._fail(a, act, err or f"{act.name} failed")
         self.placed_by[obj] = a
+        self._center[obj] = self._center[tgt] if tgt not in self._movable else self.center_of(tgt)
         after = self.satisfied()
         done = [k for k in after if after[k] > before[k]]
         rel = "on" if act.name == "put_on" else "in"
@@ -428,6 +551,7 @@ class Household:
         if not ok:
             return self._fail(a, act, err)
         self.at_door[a] = None
+        self._move(a, room)
         return ActionResult(a, act, "ok", f"you walked to the {self.scene.rooms[room]}")
 
     def _walk_to_door(self, a: int, act: Action) -> ActionResult:
@@ -442,6 +566,10 @@ class Household:
         side = here if here in sides else sides[0]
         if self.at_door[a] == door.id and side == here:
             return self._fail(a, act, f"you are already at door {door.id}")
+        crowd = self._crowd(a, door.id)
+        if crowd:
+            who = " and ".join(f"agent {b}" for b in crowd)
+            return self._fail(a, act, f"you could not get to door {door.id}: {who} already stand there")
         if side != here:
             ok, err = self._exec(a, "walk_to_room", side)
             if not ok:
@@ -450,6 +578,7 @@ class Household:
         self.state.add_edge(self.node(cid), self._R.CLOSE, self.node(door.id))
         self.state.add_edge(self.node(door.id), self._R.CLOSE, self.node(cid))
         self.at_door[a] = door.id
+        self._move(a, door.id)
         other = self.scene.rooms[door.other(side)]
         return ActionResult(a, act, "ok", f"you are at door {door.id} between the {self.scene.rooms[side]} and the {other}")
 
@@ -471,6 +600,14 @@ class Household:
             return fail(f"agent {r} is not at door {door} (handover needs both within 2 m)")
         if acts[r].name != "receive" or r in results:
             return fail(f"agent {r} did not receive this step (it must use 'receive')")
+        if self.handover_links and (a, r, door) not in self.handover_links:
+            links = ", ".join(f"agent {g} -> agent {t} at door {d}" for g, t, d in sorted(self.handover_links))
+            return fail(f"the task's handover chain does not allow agent {a} -> agent {r} at door {door}; "
+                        f"allowed: {links}")
+        gap = horizontal_distance(self.pos[a], self.pos[r])
+        if gap > self.body.handover_distance_m:
+            return fail(f"agent {r} is {gap:.1f} m away; a handover needs both within "
+                        f"{self.body.handover_distance_m:g} m")
         hand = self._free_hand(r)
         if hand is None:
             return fail(f"agent {r} has no free hand")
@@ -479,10 +616,12 @@ class Household:
         for rel in (self._R.HOLDS_RH, self._R.HOLDS_LH):
             self.state.delete_edge(giver, rel, node)
         self.state.add_edge(taker, hand, node)
+        self._touch()
         self._set_room(obj, self.agent_room(r))
         return ActionResult(a, act, "ok", f"you handed {self.label(obj)} to agent {r}", handover="ok")
 
     def _set_room(self, obj: int, room: int) -> None:
+        self._touch()
         node = self.node(obj)
         for t in self._targets(obj, self._R.INSIDE):
             self.state.delete_edge(node, self._R.INSIDE, self.node(t))
@@ -517,12 +656,15 @@ class Household:
             })
         others = [{"agent": b, "holding": [self.node(o).class_name for o in self.holding(b)]}
                   for b in range(self.n_agents) if b != agent and self.agent_room(b) == room]
+        x, z = self.pos[agent]
         return {
             "agent": agent,
             "step": self.team_step,
             "room": self.scene.rooms[room],
             "room_id": room,
             "at_door": self.at_door[agent],
+            "standing_at": self.spot[agent],
+            "position": [round(x, 2), round(z, 2)],
             "holding": [{"id": o, "class_name": self.node(o).class_name} for o in held],
             "visible": visible,
             "agents_here": others,
