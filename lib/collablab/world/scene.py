@@ -10,14 +10,41 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 ROOM_CLASSES = ("bathroom", "bedroom", "kitchen", "livingroom")
 STRUCTURAL_CATEGORIES = frozenset({"Rooms", "Walls", "Floor", "Floors", "Ceiling", "Characters"})
 _TOPOLOGY_ITEM = re.compile(r"^\s*(\w+)\s*--\s*door\((\d+)\)\s*--\s*(\w+)\s*$")
+DOOR_CLASSES = ("door", "doorjamb")
+#: Largest horizontal (x/z) distance in metres between the bounding-box centres of a door-jamb
+#: node and the topology door it stands in. Measured: a jamb and its door are 0.000-0.020 m apart
+#: (parallel_5.json: at most 0.0198 m; VirtualHome TestScene1-7: 0.000 m), while a jamb of another
+#: doorway is at least 3.95 m from any topology door (TestScene5; 5.58 m in parallel_5.json).
+ALIAS_RADIUS = 1.5
+
+
+def _centre(node: Mapping[str, Any]) -> tuple[float, float] | None:
+    """The x/z centre of a node's bounding box, or None when it has none."""
+    bb = node.get("bounding_box")
+    if not isinstance(bb, Mapping) or not isinstance(bb.get("center"), (list, tuple)) or len(bb["center"]) < 3:
+        return None
+    return float(bb["center"][0]), float(bb["center"][2])
+
+
+def _box_distance(point: tuple[float, float], node: Mapping[str, Any]) -> float:
+    """Horizontal distance from a point to a node's bounding box (0 inside; inf without a box)."""
+    bb = node.get("bounding_box")
+    c = _centre(node)
+    if c is None or not isinstance(bb.get("size"), (list, tuple)) or len(bb["size"]) < 3:  # type: ignore[union-attr]
+        return math.inf
+    half = (float(bb["size"][0]) / 2, float(bb["size"][2]) / 2)  # type: ignore[index]
+    dx = max(abs(point[0] - c[0]) - half[0], 0.0)
+    dz = max(abs(point[1] - c[1]) - half[1], 0.0)
+    return math.hypot(dx, dz)
 
 
 class SceneError(ValueError):
@@ -38,11 +65,21 @@ class Door:
 
 @dataclass
 class Scene:
-    """A graph with rooms and doors. ``graph`` is never mutated by the world."""
+    """A graph with rooms and doors. ``graph`` is never mutated by the world.
+
+    ``doors`` is the topology (MECoBench's ``department_topology``, appendix B.3's
+    ``walk_to_door``). ``aliases`` maps other door nodes to the topology door they stand in:
+    published sequential files name door-jamb nodes in ``handover_chain[].door_id``. When not
+    given, every node of category ``Doors`` or class door/doorjamb that is not a topology door is
+    an alias of the nearest topology door whose centre is within :data:`ALIAS_RADIUS` (x/z),
+    provided that it joins the same two rooms when it has ``BETWEEN`` edges and that a room it is
+    directly ``INSIDE`` is one of the door's rooms.
+    """
 
     graph: dict[str, Any]
     doors: list[Door] = field(default_factory=list)
     name: str = ""
+    aliases: dict[int, int] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.graph, dict) or "nodes" not in self.graph or "edges" not in self.graph:
@@ -71,6 +108,41 @@ class Scene:
             for r in d.rooms:
                 if r not in self.rooms:
                     raise SceneError(f"doors: door {d.id} connects {r}, which is not a room")
+        if self.aliases is None:
+            self.aliases = self._find_aliases()
+        else:
+            self.aliases = {int(a): int(d) for a, d in self.aliases.items()}
+            ids = {d.id for d in self.doors}
+            for a, d in self.aliases.items():
+                if a not in self.nodes:
+                    raise SceneError(f"aliases: {a} is not a node of the graph")
+                if d not in ids:
+                    raise SceneError(f"aliases[{a}]: {d} is not a topology door; allowed: {sorted(ids)}")
+
+    def _find_aliases(self) -> dict[int, int]:
+        """Door/doorjamb nodes standing in a topology door (see the class docstring)."""
+        top = [(d, c) for d in self.doors if (c := _centre(self.nodes[d.id])) is not None]
+        if not top:
+            return {}
+        ids = {d.id for d in self.doors}
+        links: dict[str, dict[int, set[int]]] = {"BETWEEN": {}, "INSIDE": {}}
+        for e in self.graph["edges"]:
+            if e["relation_type"] in links and int(e["to_id"]) in self.rooms:
+                links[e["relation_type"]].setdefault(int(e["from_id"]), set()).add(int(e["to_id"]))
+        out: dict[int, int] = {}
+        for nid, n in sorted(self.nodes.items()):
+            if nid in ids or not (n["category"] == "Doors" or n["class_name"] in DOOR_CLASSES):
+                continue
+            c = _centre(n)
+            if c is None:
+                continue
+            dist, door = min(((math.hypot(c[0] - dc[0], c[1] - dc[1]), d) for d, dc in top),
+                             key=lambda t: (t[0], t[1].id))
+            between, inside = links["BETWEEN"].get(nid), links["INSIDE"].get(nid, set())
+            if dist > ALIAS_RADIUS or (between and between != set(door.rooms)) or not inside <= set(door.rooms):
+                continue
+            out[nid] = door.id
+        return out
 
     # -- lookups -----------------------------------------------------------------
     def room_id(self, room: str | int) -> int:
@@ -92,12 +164,25 @@ class Scene:
     def doors_of(self, room_id: int) -> list[Door]:
         return [d for d in self.doors if room_id in d.rooms]
 
-    def door(self, door_id: int) -> Door:
-        for d in self.doors:
-            if d.id == door_id:
-                return d
+    def canonical_door_id(self, door_id: int) -> int:
+        """The topology door ``door_id`` names: itself, or the door an alias stands in."""
+        try:
+            did = int(door_id)
+        except (TypeError, ValueError):
+            did = None  # type: ignore[assignment]
+        if any(d.id == did for d in self.doors):
+            return did
+        if self.aliases and did in self.aliases:
+            return self.aliases[did]
         allowed = ", ".join(str(d.id) for d in self.doors) or "none"
+        if self.aliases:
+            allowed += "; aliases: " + ", ".join(f"{a}->{d}" for a, d in sorted(self.aliases.items()))
         raise SceneError(f"door_id: {door_id} is not a door of this scene; allowed: {allowed}")
+
+    def door(self, door_id: int) -> Door:
+        """The topology door with this id or alias (see :meth:`canonical_door_id`)."""
+        did = self.canonical_door_id(door_id)
+        return next(d for d in self.doors if d.id == did)
 
     def topology_string(self) -> str:
         """MECoBench's ``department_topology`` text, e.g. ``bedroom--door(225)--kitchen``."""
@@ -112,26 +197,32 @@ class Scene:
         return copy.deepcopy(self.graph)
 
     def room_of(self, node_id: int) -> int | None:
-        """The room a node is INSIDE (following INSIDE edges), in the initial graph."""
-        inside: dict[int, list[int]] = {}
-        for e in self.graph["edges"]:
-            if e["relation_type"] == "INSIDE":
-                inside.setdefault(int(e["from_id"]), []).append(int(e["to_id"]))
-        seen: set[int] = set()
-        frontier = [node_id]
-        while frontier:
-            nid = frontier.pop()
-            if nid in self.rooms:
-                return nid
-            if nid in seen:
-                continue
-            seen.add(nid)
-            frontier.extend(inside.get(nid, []))
+        """The room a node is in, in the initial graph: following INSIDE edges, else INSIDE and ON
+        edges (an object lying ON a floor node or a surface without an INSIDE edge of its own)."""
+        for relations in (("INSIDE",), ("INSIDE", "ON")):
+            parents: dict[int, list[int]] = {}
+            for e in self.graph["edges"]:
+                if e["relation_type"] in relations:
+                    parents.setdefault(int(e["from_id"]), []).append(int(e["to_id"]))
+            seen: set[int] = set()
+            frontier = [node_id]
+            while frontier:
+                nid = frontier.pop()
+                if nid in self.rooms:
+                    return nid
+                if nid in seen:
+                    continue
+                seen.add(nid)
+                frontier.extend(parents.get(nid, []))
         return None
 
 
-def parse_topology(text: str, room_ids: dict[str, int]) -> list[Door]:
-    """Parse MECoBench's ``department_topology`` (``a--door(12)--b, ...``) into doors."""
+def parse_topology(text: str, room_ids: dict[str, int], scene: Scene | None = None) -> list[Door]:
+    """Parse MECoBench's ``department_topology`` (``a--door(12)--b, ...``) into doors.
+
+    Rooms are named by class. With ``scene``, a name several rooms share (TestScene3 has two
+    bedrooms) resolves to the room of that name whose bounding box is nearest the door node.
+    """
     doors: list[Door] = []
     if not text.strip():
         return doors
@@ -145,7 +236,16 @@ def parse_topology(text: str, room_ids: dict[str, int]) -> list[Door]:
                 raise SceneError(
                     f"department_topology: room {r!r} is not in the scene; allowed: {', '.join(sorted(room_ids))}"
                 )
-        doors.append(Door(did, (room_ids[a], room_ids[b])))
+        ra, rb = room_ids[a], room_ids[b]
+        node = scene.nodes.get(did) if scene is not None else None
+        where = _centre(node) if node is not None else None
+        if scene is not None and where is not None:
+            def nearest(name: str, other: int | None) -> int:
+                rooms = [r for r, n in sorted(scene.rooms.items()) if n == name and r != other]
+                return min(rooms, key=lambda r: _box_distance(where, scene.nodes[r])) if rooms else room_ids[name]
+            ra = nearest(a, None)
+            rb = nearest(b, ra)
+        doors.append(Door(did, (ra, rb)))
     return doors
 
 
@@ -190,7 +290,7 @@ def scene_from_mecobench(task: dict[str, Any]) -> Scene:
     names: dict[str, int] = {}
     for rid, name in sorted(scene.rooms.items()):
         names.setdefault(name, rid)
-    doors = parse_topology(str(task.get("department_topology", "")), names)
+    doors = parse_topology(str(task.get("department_topology", "")), names, scene)
     if not doors:
         doors = doors_from_between_edges(graph)
     return Scene(graph=graph, doors=doors, name=scene.name)
