@@ -24,7 +24,7 @@ from ...runs.paths import outputs_dir
 from .episode import EpisodeConfig, check_config, run_episode
 from .oracle import OracleTeam
 from .suite import load_suite
-from .tasks import PRIORS, Task, load_tasks
+from .tasks import PRIORS, Task, load_task_file, load_tasks
 
 #: Teams this study offers besides the policies of :data:`collablab.agents.POLICIES`.
 STUDY_TEAMS = {"oracle": OracleTeam}
@@ -48,7 +48,8 @@ for _kind in POLICIES.values():  # profile (heuristic); model, base_url, ... (ll
 
 @functools.lru_cache(maxsize=8)
 def tasks_of(source: str, suite_seed: int = 0) -> dict[str, Task]:
-    """Tasks by id: our generated suite (``source="suite"``) or a MECoBench task file."""
+    """Good tasks by id: our generated suite (``source="suite"``) or a MECoBench task file (its
+    rejected records are left out with one warning; :func:`task_of` quotes why)."""
     if source == "suite":
         tasks = load_suite(suite_seed, cache_dir=outputs_dir() / "tasks")
     else:
@@ -82,12 +83,17 @@ def validate(spec: dict[str, Any]) -> None:
 
 
 def task_of(s: dict[str, Any]) -> Task:
-    """The task a resolved spec names; ValueError with examples when it does not exist."""
-    tasks = tasks_of(str(s["task_source"]), int(s["suite_seed"]))
+    """The task a resolved spec names; ValueError with examples when it does not exist, or
+    quoting why the task file's record of that id was rejected (the grid runs the others)."""
+    source = str(s["task_source"])
+    tasks = tasks_of(source, int(s["suite_seed"]))
     tid = str(s["task_id"])
     if tid not in tasks:
+        rejected = {} if source == "suite" else load_task_file(source).rejected  # error path only
+        if tid in rejected:
+            raise ValueError(f"task_id: {tid!r} in {source} was rejected: {rejected[tid]}")
         some = ", ".join(list(tasks)[:6])
-        raise ValueError(f"task_id: {tid!r} is not in {s['task_source']}; e.g. {some}, ...")
+        raise ValueError(f"task_id: {tid!r} is not in {source}; e.g. {some}, ...")
     return tasks[tid]
 
 

@@ -18,10 +18,10 @@ Decisions on published files:
   a pair that fits neither way is rejected.
 - Rooms in no agent's zone are legal; a sequential task is rejected only when a goal needs
   such a room (every target of a predicate, or objects of a class, lies outside the zones).
-- ``goal_targets`` entries apply to the predicates with the same target id and goal class; the
-  published records carry one entry per target whose ``goal_object_class`` names only its first
-  goal class, so an entry whose class matches no predicate applies to every class on that
-  target. Entries for targets outside the goal are ignored.
+- ``goal_targets`` entries apply to the predicates with the same target id and goal class; a
+  predicate with no entry of its class takes every entry for its target, since the published
+  records carry one entry per target whose ``goal_object_class`` names only its first goal class
+  (5 of 5 in parallel_5.json). Entries for targets outside the goal are ignored.
 - ``goal_target_options`` maps a goal key (``on_cupcake_380``) or a target id (``"380"``) to a
   list of acceptable target ids (ints, digit strings or ``{"id": ...}`` objects); a key that is
   neither is an error, since then the format is not the one we read.
@@ -357,6 +357,9 @@ def load_task_file(path: str | Path) -> TaskFile:
             out.rejected[f"{tid} (record[{i}])"] = f"task {tid}: task_id: duplicate of an earlier record"
             continue
         seen.add(tid)
+        if not isinstance(r, Mapping):
+            out.rejected[tid] = f"{tid}: expected a JSON object (a task record), got {type(r).__name__}"
+            continue
         try:
             out.tasks.append(task_from_record(r))
         except TaskError as exc:
