@@ -84,8 +84,10 @@ def test_budget_below_team_size_and_unknown_prior():
 
 def test_sequential_task_needs_every_zone_staffed():
     task = task_from_record(rec(1))
-    with pytest.raises(TaskError, match="at least 2 agents"):
+    with pytest.raises(TaskError, match=r"n_agents: .*(at least|exactly) 2 agents"):
         run_episode(task, OracleTeam(), EpisodeConfig(n_agents=1))
+    with pytest.raises(TaskError, match=r"n_agents: .*exactly 2 agents, got 1; allowed: 2"):
+        task.check_team(1)
 
 
 def test_bad_structure_and_file(tmp_path):

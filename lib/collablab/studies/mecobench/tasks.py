@@ -286,6 +286,7 @@ def _chain(raw: Any, scene: Scene, zones: dict[int, list[int]]) -> list[Handover
 
 
 def _build(record: Mapping[str, Any], tid: str) -> Task:
+    """The checks of :func:`task_from_record`, in the order a reader meets the fields."""
     scene = scene_from_mecobench(dict(record))
     goal = _with_alternatives(record, parse_goal(_agent_goal(record)), scene)
     rc = record.get("room_constraints") or {}
@@ -325,9 +326,9 @@ def _build(record: Mapping[str, Any], tid: str) -> Task:
 
 def task_from_record(record: Mapping[str, Any]) -> Task:
     """Build and validate a Task from one MECoBench-schema record; TaskError names the field."""
-    tid = str(record.get("task_id", "?")) if isinstance(record, Mapping) else "?"
     if not isinstance(record, Mapping):
-        raise TaskError(f"task {tid}: expected a JSON object, got {type(record).__name__}")
+        raise TaskError(f"task record: expected a JSON object, got {type(record).__name__}")
+    tid = str(record.get("task_id", "?"))
     try:
         return _build(record, tid)
     except (TaskError, SceneError, GoalError) as exc:
