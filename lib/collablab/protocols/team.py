@@ -11,7 +11,7 @@ from typing import Any, Protocol, Sequence
 
 from ..agents.base import AgentContext, Policy, Turn
 from ..world.household import Household
-from .base import CommProtocol
+from .base import CommProtocol, StepComm
 
 
 class TaskBrief(Protocol):
@@ -47,6 +47,9 @@ class EmbodiedTeam:
         if len(self.policies) != n:
             raise ValueError(f"policies: {len(self.policies)} given for {n} agents")
         self.protocol.reset(n, self.leader)
+        # a channel with nobody at the other end is no channel: a lone agent runs the same
+        # episode under every protocol (Table 9 lists one 1-agent row for all of them)
+        self.has_channel = self.protocol.has_channel and n > 1
         rooms = world.scene.rooms
         doors = [(d.id, rooms[d.rooms[0]], rooms[d.rooms[1]]) for d in world.scene.doors]
         text = task.goal_text(self.prior)
@@ -56,7 +59,7 @@ class EmbodiedTeam:
                 allowed_rooms=[rooms[r] for r in sorted(world.allowed[a])], doors=doors,
                 valid_actions=world.action_names, protocol=self.protocol.name,
                 leader=self.leader if self.protocol.has_leader else None, seed=seed,
-                has_channel=self.protocol.has_channel))
+                has_channel=self.has_channel))
         self.memory: dict[str, Any] = {"global": {}}
         self._world = world
 
@@ -70,10 +73,10 @@ class EmbodiedTeam:
 
             return {a: render_view(world, a) for a in range(world.n_agents)}
 
-        comm = self.protocol.communicate(self.policies, views, images)
+        comm = self.protocol.communicate(self.policies, views, images) if self.has_channel else StepComm()
         turns: dict[int, Turn] = {}
         for a, p in enumerate(self.policies):
-            mem = self.memory if self.protocol.uses_memory else None
+            mem = self.memory if self.protocol.uses_memory and self.has_channel else None
             d = p.act(instruction=comm.instructions.get(a), shared_memory=mem)
             extra = p.write_memory(self.memory) if mem is not None else None
             costs = comm.costs.get(a, []) + ([extra] if extra else [])

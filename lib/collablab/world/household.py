@@ -653,6 +653,7 @@ class Household:
                 "states": sorted(s.name for s in n.states),
                 "on": on[0] if on else None, "inside": inside[0] if inside else None,
                 "held_by": self.holder(nid),
+                "distance": round(horizontal_distance(self.pos[agent], self.center_of(nid)), 1),
             })
         others = [{"agent": b, "holding": [self.node(o).class_name for o in self.holding(b)]}
                   for b in range(self.n_agents) if b != agent and self.agent_room(b) == room]

@@ -37,10 +37,12 @@ class SharedMemoryMixin:
             for o in block.get("objects", []):
                 oid = o.get("id")
                 if isinstance(oid, int) and oid not in self.known and o.get("status") == "seen":
-                    self.known[oid] = Known(o["name"], room, None, o.get("location"), o.get("relation", "on"),
-                                            self.step)
-            for fc in block.get("checked", []):
-                self.checked.add((fc, room))
+                    loc = o.get("location_id")
+                    self.known[oid] = Known(o["name"], room, loc if isinstance(loc, int) else None,
+                                            o.get("location"), o.get("relation", "on"), self.step)
+            for fid in block.get("checked", []):  # furniture ids someone looked at closely
+                if isinstance(fid, int):
+                    self.checked.add(fid)
         for a, status in g.get("agent_status", {}).items():
             a = int(a)
             if a == self.me or not isinstance(status, dict):
@@ -61,11 +63,15 @@ class SharedMemoryMixin:
         block = mem.setdefault(room, {"exploration": "explored", "objects": [], "checked": []})
         block["exploration"] = "explored"
         vis = self._visible()
-        block["objects"] = [
-            {"name": k.cls, "id": oid, "location": k.loc_cls, "relation": k.rel, "status": "seen"}
-            for oid, k in sorted(self.known.items()) if k.room == room and oid in vis
-        ]
-        block["checked"] = sorted({f for f, r in self.checked if r == room})
+        mine = {oid: {"name": k.cls, "id": oid, "location": k.loc_cls, "location_id": k.loc, "relation": k.rel,
+                      "status": "seen"}
+                for oid, k in sorted(self.known.items()) if k.room == room and oid in vis}
+        # keep what teammates wrote unless this agent knows the object is gone (seen and forgotten)
+        kept = {o["id"]: o for o in block.get("objects", [])
+                if isinstance(o.get("id"), int) and (o["id"] in self.known or o["id"] not in self.cls_of)}
+        block["objects"] = [v for _, v in sorted({**kept, **mine}.items())]
+        block["checked"] = sorted(set(block.get("checked", [])) | {
+            f for f in self.checked if self.furniture.get(f, ("", ""))[1] == room})
         g.setdefault("agent_locations", {})[str(self.me)] = room
         g.setdefault("agent_holding", {})[str(self.me)] = [
             {"name": self.believed.get(h["id"], h["class_name"]), "id": h["id"]} for h in self.obs["holding"]]

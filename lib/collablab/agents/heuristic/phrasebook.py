@@ -25,9 +25,10 @@ def location(room: str, door: int | None = None) -> str:
     return f"I am at door {door}." if door is not None else f"I am in the {room}."
 
 
-def sighting(cls: str, oid: int, rel: str, furniture: str, room: str) -> str:
+def sighting(cls: str, oid: int, rel: str, furniture: str, room: str, furniture_id: int | None = None) -> str:
     prep = "inside" if rel == "inside" else "on"
-    return f"I see {cls} ({oid}) {prep} the {furniture} in the {room}."
+    where = f"{furniture} ({furniture_id})" if furniture_id is not None else furniture
+    return f"I see {cls} ({oid}) {prep} the {where} in the {room}."
 
 
 def delegate(agent: int, cls: str, oid: int, room: str) -> str:
@@ -76,7 +77,8 @@ def assignment(agent: int, instruction: str) -> str:
 _OBJ = r"(?:the |a |an )?([a-z_]+) \((\d+)\)"
 _RE = {
     "claim": re.compile(r"\bI(?: will|'ll| am going to) (?:grab|get|take|fetch) " + _OBJ, re.I),
-    "sighting": re.compile(r"\bI see " + _OBJ + r" (on|inside) the ([a-z_]+) in the ([a-z_]+)", re.I),
+    "sighting": re.compile(r"\bI see " + _OBJ + r" (on|inside) the ([a-z_]+)(?: \((\d+)\))? in the ([a-z_]+)", re.I),
+    "check": re.compile(r"\bI(?:'ll| will) check the ([a-z_]+) in the ([a-z_]+)", re.I),
     "room": re.compile(r"\bI am in the ([a-z_]+)", re.I),
     "door": re.compile(r"\bI am at door (\d+)", re.I),
     "door_with": re.compile(r"\bI am at door (\d+) with " + _OBJ, re.I),
@@ -97,7 +99,9 @@ class Facts:
     """What a message tells its readers."""
 
     claims: list[int] = field(default_factory=list)
-    sightings: list[tuple[str, int, str, str, str]] = field(default_factory=list)  # cls, id, rel, furn, room
+    #: cls, id, rel, furniture class, furniture id (None when not said), room
+    sightings: list[tuple[str, int, str, str, int | None, str]] = field(default_factory=list)
+    checking: list[tuple[str, str]] = field(default_factory=list)  # (furniture class, room) being searched
     room: str | None = None
     door: int | None = None
     offering: tuple[int, str, int] | None = None  # door, cls, id
@@ -116,8 +120,10 @@ def parse(text: str | None) -> Facts:
     if not text:
         return f
     f.claims = [int(m.group(2)) for m in _RE["claim"].finditer(text)]
-    f.sightings = [(m.group(1).lower(), int(m.group(2)), m.group(3).lower(), m.group(4).lower(), m.group(5).lower())
+    f.sightings = [(m.group(1).lower(), int(m.group(2)), m.group(3).lower(), m.group(4).lower(),
+                    int(m.group(5)) if m.group(5) else None, m.group(6).lower())
                    for m in _RE["sighting"].finditer(text)]
+    f.checking = [(m.group(1).lower(), m.group(2).lower()) for m in _RE["check"].finditer(text)]
     if m := _RE["room"].search(text):
         f.room = m.group(1).lower()
     if m := _RE["door"].search(text):

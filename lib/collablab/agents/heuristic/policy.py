@@ -1,7 +1,11 @@
 """The offline heuristic policy: a planner over the agent's own beliefs (backend ``heuristic``).
 
 It knows only what it has seen, what teammates said (parsed from their English messages)
-or wrote in the shared memory, and the priors in its goal text. A capability profile makes
+or wrote in the shared memory, and the priors in its goal text. It remembers every object it
+has seen and where (forgetting one only when it stands where the object should be and it is
+not there), searches the furniture it has not looked at closely (walking to a piece of
+furniture is how one sees what lies on it), opens closed containers on the way, steps aside
+when it blocks a goal target, and tells teammates what it saw, with the furniture's id. A capability profile makes
 it err the way weak models do (a look-alike grab, a premature "task complete", forgotten
 claims, random exploration, silence). Its numbers show how protocols change what a team of
 such planners does; they are never findings about LLMs.
@@ -10,7 +14,6 @@ such planners does; they are never findings about LLMs.
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import Any
 
 from ...world.actions import WAIT, Action
@@ -40,17 +43,18 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.me = ctx.agent
         self.rng = random.Random(f"heuristic-{ctx.seed}-{ctx.agent}")
         self.goal = parse_goal_text(ctx.goal_text)
-        self.profile = self.base_profile
-        if not self.goal.has_appearance:
-            # without appearance priors look-alikes are harder to tell apart (§6.1, D.5)
-            p = self.base_profile
-            self.profile = replace(p, p_wrong_grab=min(1.0, 2 * p.p_wrong_grab + 0.05))
+        self.profile = self.base_profile  # the same in every condition (no prior, size or protocol branch)
         self.known: dict[int, Known] = {}
         self.cls_of: dict[int, str] = {}  # every object id ever seen or mentioned -> class
         self.furniture: dict[int, tuple[str, str]] = {}  # id -> (class, room)
         self.closed: dict[int, bool] = {}  # container id -> closed?
-        self.checked: set[tuple[str, str]] = set()  # (furniture class, room)
+        self.checked: set[int] = set()  # furniture looked at closely (stood at it, open if it opens)
+        self.said_checked: set[tuple[str, str]] = set()  # (furniture class, room) teammates searched
+        self.blocked: dict[int, int] = {}  # spot -> step a walk to it found it full
+        self.loc_claims: dict[tuple[str, str], dict[int, int]] = {}  # prior location -> {agent: step said}
+        self.last: Action = WAIT
         self.explored: set[str] = set()
+        self.searched_rooms: set[str] = set()  # rooms whose every piece of furniture it looked at
         self.claims: dict[int, dict[int, int]] = {}  # object -> {agent: step of its last claim}
         self.my_claim: int | None = None
         self.believed: dict[int, str] = {}  # held id -> class it believes it is
@@ -81,6 +85,11 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.fails = self.fails + 1 if fb and not fb.startswith(("you ", "nobody")) else 0
         if "not close" in fb:
             self.near = None
+        if "already stand there" in fb or "no room for you" in fb:
+            spot = self.last.obj if self.last.obj is not None else self.last.door
+            if spot is not None:
+                self.blocked[spot] = self.step
+            self.near = obs.get("standing_at")
         self._absorb_view(obs, mine=True)
         for h in obs["holding"]:
             self.believed.setdefault(h["id"], h["class_name"])
@@ -96,8 +105,17 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         room = obs["room"]
         self.explored.add(room) if mine else None
         visible = {v["id"]: v for v in obs["visible"]}
+        at = obs.get("standing_at")
+        under = visible.get(at, {})
+        close = {x for x in (at, under.get("on"), under.get("inside")) if x is not None}  # at it, or what it lies on
+        for fid in close:
+            if fid in self.furniture or fid in visible and "GRABBABLE" not in visible[fid].get("properties", []):
+                v = visible.get(fid)
+                if v is None or "CAN_OPEN" not in v.get("properties", []) or "OPEN" in v.get("states", []):
+                    self.checked.add(fid)
         for oid, k in list(self.known.items()):
-            if k.room == room and oid not in visible and not self._hidden(k):
+            # forget a remembered object only where it should be seen now and is not
+            if k.room == room and oid not in visible and not self._hidden(k) and (oid in close or k.loc in close):
                 if self._needed(k.cls) and mine and not self._claimed_by_other(oid):
                     self.negatives.append(M.negative(k.cls, room, k.loc_cls))
                 del self.known[oid]
@@ -107,10 +125,6 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                 self.furniture[v["id"]] = (v["class_name"], room)
                 if "CAN_OPEN" in props and "CONTAINERS" in props:
                     self.closed[v["id"]] = "OPEN" not in v["states"]
-                    if not self.closed[v["id"]]:
-                        self.checked.add((v["class_name"], room))
-                elif "SURFACES" in props:
-                    self.checked.add((v["class_name"], room))
                 continue
             if v.get("held_by") is not None:
                 self.known.pop(v["id"], None)
@@ -185,10 +199,14 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             self._claim(oid, sender)
             if self.my_claim == oid and sender < self.me and self.rng.random() >= self.profile.p_forget_claim:
                 self.my_claim = None  # tie-break: the lower agent id keeps a shared claim
-        for cls, oid, rel, furn, room in f.sightings:
+        for loc in f.checking:
+            self.loc_claims.setdefault(loc, {})[sender] = self.step
+        for cls, oid, rel, furn, fid, room in f.sightings:
             self.cls_of[oid] = cls
+            if fid is not None:
+                self.furniture.setdefault(fid, (furn, room))
             if oid not in self.known or self.known[oid].step < self.step:
-                self.known[oid] = Known(cls, room, None, furn, rel, self.step)
+                self.known[oid] = Known(cls, room, fid, furn, rel, self.step)
         if f.room:
             self.teammate_room[sender] = f.room
         self.teammate_door[sender] = f.door
@@ -201,7 +219,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                 if k.cls == cls and k.room == room and (furn is None or k.loc_cls == furn) and k.step < self.step:
                     del self.known[oid]
             if furn:
-                self.checked.add((furn, room))
+                self.said_checked.add((furn, room))
         if f.done and not self.done_believed and self.rng.random() < self.profile.p_believe_done:
             self.done_believed = True
         if f.room_assignments.get(self.me) and self.preferred_room is None:
@@ -263,7 +281,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                 if oid not in self.reported and k.room == self.obs["room"] and self._needed(k.cls)
                 and not self._on_target(oid, k)]
         for oid, k in news[: self.profile.report_limit]:
-            parts.append(M.sighting(k.cls, oid, k.rel, k.loc_cls or "floor", k.room))
+            parts.append(M.sighting(k.cls, oid, k.rel, k.loc_cls or "floor", k.room, k.loc))
             self.reported.add(oid)
         parts += self.negatives[:2]
         self.negatives = []
@@ -326,6 +344,11 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         if shared_memory is not None:
             self._read_memory(shared_memory)
         action, note = self._decide(instruction)
+        if action.name == "wait" and note == "nothing to do":
+            aside = self._step_aside()
+            if aside is not None:
+                action, note = aside, "stepping aside from the goal target"
+        self.last = action
         if action.name == "walk" and action.obj is not None:
             self.near = action.obj
         elif action.name in ("walk_to_room", "walk_to_door"):
@@ -379,6 +402,19 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                 return Action("receive"), "idle: receiving"
         return WAIT, "nothing to do"
 
+    def _step_aside(self) -> Action | None:
+        """Idle at a goal target: walk to the nearest other furniture so carriers can reach it."""
+        at = self.obs.get("standing_at")
+        targets = {i.target for i in self.goal.items}
+        vis = self._visible()
+        spot = vis.get(at)
+        if spot is None or not ({spot["class_name"]} | {vis.get(spot.get("on") or -1, {}).get("class_name")}) & targets:
+            return None
+        away = sorted((v for v in vis.values() if v["class_name"] not in targets and v["category"] != "Doors"
+                       and "GRABBABLE" not in v.get("properties", []) and self.step - self.blocked.get(v["id"], -99) > 2),
+                      key=lambda v: (v.get("distance", 0.0), v["id"]))
+        return Action("walk", obj=away[0]["id"]) if away else None
+
     def _needed_or_held(self, oid: int) -> bool:
         cls = self.believed.get(oid)
         return cls is not None and self._item(cls) is not None
@@ -391,8 +427,10 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
 
     def _drop(self, oid: int) -> Action:
         vis = self._visible()
-        spots = [v for v in vis.values() if "SURFACES" in v.get("properties", [])
-                 and "GRABBABLE" not in v.get("properties", [])]
+        spots = sorted((v for v in vis.values() if "SURFACES" in v.get("properties", [])
+                        and "GRABBABLE" not in v.get("properties", []) and v["category"] != "Doors"
+                        and self.step - self.blocked.get(v["id"], -99) > 2),
+                       key=lambda v: (v.get("distance", 0.0), v["id"]))
         if not spots:
             rooms = [r for r in self.ctx.allowed_rooms if r != self.obs["room"]]
             return Action("walk_to_room", room=rooms[0]) if rooms else WAIT
@@ -423,6 +461,9 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                     return Action("walk_to_room", room=troom)
                 tid = self._target_id(item)
                 if tid is None:
+                    act = self._search_in_room() if troom == self.obs["room"] else None
+                    if act is not None:
+                        return act
                     others = [r for r in self.ctx.allowed_rooms if r not in self.explored]
                     return Action("walk_to_room", room=others[0]) if others else WAIT
                 if item.relation == "inside" and self.closed.get(tid, False):
@@ -532,18 +573,46 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         loc = self._next_prior()
         if loc is not None:
             return self._go_check(loc)
-        unexplored = [r for r in self.ctx.allowed_rooms if r not in self.explored]
-        if self.preferred_room in unexplored:
+        return self._search()
+
+    # -- search ------------------------------------------------------------------------------------
+    def _unchecked_here(self, cls: str | None = None) -> list[dict[str, Any]]:
+        """Furniture seen from here that may hold things and was not looked at closely, nearest first."""
+        out = []
+        for v in self.obs["visible"]:
+            props = v.get("properties", [])
+            if "GRABBABLE" in props or v["id"] in self.checked or not ({"SURFACES", "CONTAINERS"} & set(props)):
+                continue
+            if v["category"] == "Doors" or (cls is not None and v["class_name"] != cls):
+                continue
+            if (v["class_name"], self.obs["room"]) in self.said_checked and cls is None:
+                continue
+            if self.step - self.blocked.get(v["id"], -99) <= 2:
+                continue
+            out.append(v)
+        return sorted(out, key=lambda v: (v.get("distance", 0.0), v["id"]))
+
+    def _look_at(self, fid: int) -> Action:
+        """Walk to a piece of furniture; open it when it is a closed container one stands at."""
+        if self.near == fid and self.closed.get(fid):
+            if not self._free_hand():
+                self.checked.add(fid)  # cannot open with full hands: give up on it
+                return WAIT
+            return Action("open", obj=fid)
+        return Action("walk", obj=fid)
+
+    def _search(self) -> Action | None:
+        """Look at the nearest unsearched furniture here, else go to a room not yet searched."""
+        cands = self._unchecked_here()
+        if cands:
+            return self._look_at(cands[0]["id"])
+        self.searched_rooms.add(self.obs["room"])
+        rooms = [r for r in self.ctx.allowed_rooms if r not in self.searched_rooms and r != self.obs["room"]]
+        if self.preferred_room in rooms:
             return Action("walk_to_room", room=self.preferred_room)
-        for room in unexplored:
+        fresh = [r for r in rooms if r not in self.explored]
+        for room in fresh or rooms:
             return Action("walk_to_room", room=room)
-        for fid, closed in sorted(self.closed.items()):
-            if closed and self.furniture.get(fid, ("", ""))[1] == self.obs["room"] and self._free_hand():
-                return Action("open", obj=fid) if self.near == fid else Action("walk", obj=fid)
-        for fid, closed in sorted(self.closed.items()):
-            room = self.furniture.get(fid, ("", ""))[1]
-            if closed and room in self.ctx.allowed_rooms and room != self.obs["room"]:
-                return Action("walk_to_room", room=room)
         return None
 
     def _free_hand(self) -> bool:
@@ -555,13 +624,13 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             return Action("walk_to_room", room=k.room)
         vis = self._visible()
         if oid not in vis:
-            if k.loc is not None and self.closed.get(k.loc):
-                return Action("open", obj=k.loc) if self.near == k.loc else Action("walk", obj=k.loc)
-            box = next((fid for fid, c in sorted(self.closed.items()) if c
-                        and self.furniture.get(fid, ("", ""))[1] == k.room), None)
-            if box is not None:
-                return Action("open", obj=box) if self.near == box else Action("walk", obj=box)
-            del self.known[oid]
+            if k.loc is not None and k.loc in vis:
+                return self._look_at(k.loc)
+            cands = self._unchecked_here(k.loc_cls) if k.loc_cls else []
+            act = self._look_at(cands[0]["id"]) if cands else self._search_in_room()
+            if act is not None:
+                return act
+            del self.known[oid]  # searched the whole room for it: it is not there any more
             self.my_claim = None
             return WAIT
         loc = vis[oid].get("on") or vis[oid].get("inside")
@@ -569,34 +638,55 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             return Action("walk", obj=oid)
         return Action("grab", obj=oid)
 
+    def _search_in_room(self) -> Action | None:
+        """The next look in this room, or None when every piece of furniture here was checked."""
+        cands = self._unchecked_here()
+        return self._look_at(cands[0]["id"]) if cands else None
+
+    def _location_done(self, furn: str, room: str) -> bool:
+        """Every piece of furniture of class ``furn`` seen in ``room`` was looked at closely
+        (or a teammate said it searched there, or none is to be seen once in the room)."""
+        if (furn, room) in self.said_checked:
+            return True
+        mine = [fid for fid, (c, r) in self.furniture.items() if c == furn and r == room]
+        if not mine:
+            return room in self.searched_rooms
+        return all(fid in self.checked for fid in mine)
+
     def _next_prior(self, zone: set[str] | None = None, exclude: set[str] | None = None
                     ) -> tuple[str, str, str] | None:
-        """(class, furniture, room) of an unchecked prior location of a needed class."""
+        """(class, furniture, room) of a prior location of a needed class not yet looked at."""
         rooms = zone if zone is not None else set(self.ctx.allowed_rooms)
         for loc in self.goal.locations:
             if loc.room is None or loc.room not in rooms or (exclude and loc.room in exclude):
                 continue
-            if (loc.furniture, loc.room) in self.checked or not self._needed(loc.cls):
+            if self._location_done(loc.furniture, loc.room) or not self._needed(loc.cls):
+                continue
+            if self._location_taken((loc.furniture, loc.room)):
                 continue
             return loc.cls, loc.furniture, loc.room
         return None
+
+    def _location_taken(self, loc: tuple[str, str]) -> bool:
+        """A teammate with a lower id said recently it checks this prior location (B.3 messages)."""
+        said = self.loc_claims.get(loc, {})
+        return any(b < self.me and self.step - s <= CLAIM_TTL for b, s in said.items() if b != self.me)
 
     def _go_check(self, loc: tuple[str, str, str]) -> Action:
         cls, furn, room = loc
         if self.obs["room"] != room:
             return Action("walk_to_room", room=room)
-        cands = [v for v in self.obs["visible"] if v["class_name"] == furn]
-        if not cands:
-            self.checked.add((furn, room))
+        cands = self._unchecked_here(furn)
+        if cands:
+            return self._look_at(cands[0]["id"])
+        if not [fid for fid, (c, r) in self.furniture.items() if c == furn and r == room and fid not in self.checked]:
+            self.said_checked.add((furn, room))  # nothing of that class left to look at here
             return WAIT
-        fid = cands[0]["id"]
-        if self.closed.get(fid):
-            if not self._free_hand():
-                self.checked.add((furn, room))
-                return WAIT
-            return Action("open", obj=fid) if self.near == fid else Action("walk", obj=fid)
-        self.checked.add((furn, room))
-        return Action("walk", obj=fid)
+        act = self._search_in_room()  # the furniture is not in sight from here: move on in the room
+        if act is None:
+            self.said_checked.add((furn, room))
+            return WAIT
+        return act
 
     def _follow(self, parsed: tuple[str, tuple] | None, held: list[int]) -> Action | None:
         if parsed is None:

@@ -1,8 +1,9 @@
 """Run one MECoBench episode: a team acts in a household until success or budget (§3.1).
 
 The effective budget is the total number of steps over all agents (mecobench.txt §3.1):
-60 for parallel and 80 for sequential tasks by default, so each of n agents gets
-``budget // n`` steps. Everything the episode produces is plain records (dicts) that the
+by default 60 for parallel tasks with location priors and 80 for sequential tasks and for
+runs without location priors or with noisy ones (§6.1: "we extend the effective step budget
+to 80 steps to allow sufficient search"), so each of n agents gets ``budget // n`` steps. Everything the episode produces is plain records (dicts) that the
 metrics and analyses read; nothing downstream re-runs agents.
 """
 
@@ -18,6 +19,14 @@ from ...world.household import Household, check_n_agents
 from .tasks import Task, TaskError
 
 DEFAULT_BUDGET = {"parallel": 60, "sequential": 80}
+#: priors whose locations are missing or noisy: the paper's search budget (§6.1)
+SEARCH_PRIORS = frozenset({"no_location", "none", "noisy", "noisy_no_appearance"})
+SEARCH_BUDGET = 80
+
+
+def default_budget(structure: str, prior: str) -> int:
+    """The paper's total step budget for a structure and prior variant (§3.1, §6.1)."""
+    return SEARCH_BUDGET if prior in SEARCH_PRIORS else DEFAULT_BUDGET[structure]
 
 
 @dataclass
@@ -29,7 +38,7 @@ class EpisodeConfig:
     labels: dict[str, Any] = field(default_factory=dict)  # protocol, profile, ... copied to records
 
     def resolved_budget(self, task: Task) -> int:
-        return int(self.budget if self.budget is not None else DEFAULT_BUDGET[task.structure])
+        return int(self.budget if self.budget is not None else default_budget(task.structure, self.prior))
 
 
 def check_config(task: Task, cfg: EpisodeConfig) -> None:
@@ -71,8 +80,9 @@ def init_rooms(task: Task, n_agents: int, seed: int) -> list[int]:
 
 
 def make_world(task: Task, n_agents: int, seed: int) -> Household:
+    links = [(h.from_agent, h.to_agent, h.door_id) for h in task.handover_chain]
     return Household(task.scene, n_agents, init_rooms(task, n_agents, seed), task.goal,
-                     structure=task.structure, allowed_rooms=task.allowed_rooms, seed=seed)
+                     structure=task.structure, allowed_rooms=task.allowed_rooms, seed=seed, handover_links=links)
 
 
 def _cls(world: Household, nid: int | None) -> str | None:
@@ -119,6 +129,7 @@ def run_episode(task: Task, team: Team, cfg: EpisodeConfig, episode_id: str | No
         "actions": len(steps), "conflict_actions": sum(s["conflict"] for s in steps),
         "handover_attempts": len(handovers),
         "handover_failures": sum(s["handover"] == "failed" for s in handovers),
+        "required_handover_count": task.required_handover_count,
         "spatial_errors": sum(s["spatial_error"] for s in steps),
         "tokens": sum(s["tokens_prompt"] + s["tokens_completion"] for s in steps),
         "backend": team.backend, "prior": cfg.prior, "seed": cfg.seed, **cfg.labels,

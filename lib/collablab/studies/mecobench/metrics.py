@@ -81,6 +81,16 @@ def handover_failure_rate(episodes: Sequence[Episode]) -> float:
                  for e in episodes)
 
 
+def handovers_done(episodes: Sequence[Episode]) -> float:
+    """Mean successful handovers per case (read next to HFR and the required count)."""
+    return _mean(e["handover_attempts"] - e["handover_failures"] for e in episodes)
+
+
+def handovers_required(episodes: Sequence[Episode]) -> float:
+    """Mean ``required_handover_count`` of the task files' cases (NaN where none is given)."""
+    return _mean(e["required_handover_count"] if e.get("required_handover_count") else math.nan for e in episodes)
+
+
 def spatial_error_rate(episodes: Sequence[Episode]) -> float:
     """Spatial Err (Table 12): mean per-case fraction of actions aimed outside the agent's zone."""
     return _mean(e["spatial_errors"] / e["actions"] if e["actions"] else math.nan for e in episodes)
@@ -96,6 +106,7 @@ def summary(episodes: Sequence[Episode]) -> dict[str, float]:
     return {
         "n": float(len(episodes)), "SR": success_rate(episodes), "CR": completion_rate(episodes),
         "AUC": auc(episodes), "DOL": dol(episodes), "CAR": conflict_action_rate(episodes),
-        "HFR": handover_failure_rate(episodes), "SpatialErr": spatial_error_rate(episodes),
+        "HFR": handover_failure_rate(episodes), "Handovers": handovers_done(episodes),
+        "HandoversRequired": handovers_required(episodes), "SpatialErr": spatial_error_rate(episodes),
         "TokensPerStep": tokens_per_step(episodes),
     }

@@ -2,19 +2,61 @@
 
 It is not an agent model: it reads the simulator state directly, claims objects so no two
 agents fetch the same one, opens containers, carries two objects when that is safe, and in
-sequential tasks routes objects through door handovers between room zones. It exists to
-prove every task is solvable within budget and to exercise the world's rules end to end.
+sequential tasks routes objects through door handovers between room zones (along the task's
+handover chain when it has one). It obeys the world's rules like any agent: it walks only to
+what it sees now, so reaching an object it cannot see yet means a shortest chain of walks
+between spots that see each other (:func:`next_spot`). It exists to prove every task is
+solvable within budget and to exercise the world's rules end to end.
 """
 
 from __future__ import annotations
 
 from collections import deque
 
+from ...world.scene import STRUCTURAL_CATEGORIES
+
 from ...agents.base import Turn
 from ...world.actions import WAIT, Action
 from ...world.goals import Predicate
 from ...world.household import Household
 from .tasks import Task
+
+
+def spots_of(w: Household, room: int) -> list[int]:
+    """Places one can walk to in ``room``: its doors, furniture and the objects lying in it."""
+    return [n for n in w._room_members(room)
+            if n not in w.char_ids and w.node(n).category not in STRUCTURAL_CATEGORIES and w.holder(n) is None]
+
+
+def next_spot(w: Household, a: int, target: int) -> int | None:
+    """The first walk on a shortest chain of walks after which agent ``a`` sees ``target``.
+
+    Spots are the room's doors, furniture and objects; one can walk from a point to a spot
+    the point sees (:meth:`Household.sees_from`). Returns ``target`` itself when it is seen
+    now, None when no chain within the room reaches a place from which it is seen."""
+    if w.visible(a, target):
+        return target
+    room = w.agent_room(a)
+    spots = [s for s in spots_of(w, room) if w.hidden_by(s) is None]
+    start = w.pos[a]
+    first: dict[int, int] = {}
+    frontier = []
+    for s in spots:
+        if w.sees_from(start, s):
+            first[s] = s
+            frontier.append(s)
+    while frontier:
+        nxt = []
+        for s in frontier:
+            p = w.stand_point(s, a)
+            if w.sees_from(p, target):
+                return first[s]
+            for t in spots:
+                if t not in first and w.sees_from(p, t):
+                    first[t] = first[s]
+                    nxt.append(t)
+        frontier = nxt
+    return None
 
 
 class OracleTeam:
@@ -24,13 +66,16 @@ class OracleTeam:
 
     def reset(self, world: Household, task: Task, seed: int) -> None:
         self.claims: dict[int, int] = {}  # object -> agent fetching it
+        self.unreachable: set[int] = set()  # objects no chain of walks lets anyone see
         self.zone_of_room = {}
         for a in range(world.n_agents):
             for r in sorted(world.allowed[a]):
                 self.zone_of_room.setdefault(r, a)
         # links between zones: (from agent, to agent) -> door id
         self.links: dict[tuple[int, int], int] = {}
-        for d in world.scene.doors:
+        for g, r, door in sorted(world.handover_links):
+            self.links.setdefault((g, r), door)
+        for d in [] if world.handover_links else world.scene.doors:
             for a in range(world.n_agents):
                 for b in range(world.n_agents):
                     if a != b and d.rooms[0] in world.allowed[a] and d.rooms[1] in world.allowed[b]:
@@ -108,8 +153,21 @@ class OracleTeam:
             if a in receiving:
                 actions[a] = Action("receive")
             elif a not in actions:
-                actions[a] = self._await_delivery(w, a, held) or WAIT
+                actions[a] = self._await_delivery(w, a, held) or self._make_room(w, a) or WAIT
         return {a: Turn(actions[a]) for a in range(w.n_agents)}
+
+    def _make_room(self, w: Household, a: int) -> Action | None:
+        """An idle agent standing at a goal target steps aside so carriers can reach it."""
+        targets = {w.anchor(t) for p in w.goal for t in getattr(p, "targets", (p.target_id,))}
+        if w.anchor(w.spot[a]) not in targets:
+            return None
+        here = w.agent_room(a)
+        away = [s for s in spots_of(w, here) if w.anchor(s) not in targets and w.visible(a, s)
+                and not w.scene.rooms.get(s) and not w._crowd(a, s)]
+        if away:
+            return Action("walk", obj=away[0])
+        others = sorted(r for r in w.allowed[a] if r != here)
+        return Action("walk_to_room", room=others[0]) if others else None
 
     def _target_room(self, w: Household, o: int) -> int | None:
         cls = w.node(o).class_name
@@ -136,13 +194,12 @@ class OracleTeam:
                     return None  # pick up a second object in this room first
                 if w.agent_room(a) != troom:
                     return Action("walk_to_room", room=troom)
-                if not w.is_open(p.target_id):
-                    if not self._close(w, a, p.target_id):
-                        return Action("walk", obj=p.target_id)
-                    return Action("open", obj=p.target_id)
-                if not self._close(w, a, p.target_id):
-                    return Action("walk", obj=p.target_id)
-                return Action("put_in" if p.relation == "inside" else "put_on", obj=o, target=p.target_id)
+                tgt = self._target_of(w, a, p)
+                if not self._close(w, a, tgt):
+                    return self._walk(w, a, tgt)
+                if not w.is_open(tgt):
+                    return Action("open", obj=tgt)
+                return Action("put_in" if p.relation == "inside" else "put_on", obj=o, target=tgt)
             hop = self._next_hop(w, a, troom)  # type: ignore[arg-type]
             if hop is None:
                 continue
@@ -172,7 +229,7 @@ class OracleTeam:
                 continue
             on_target = set(w._satisfying(p))
             for o in w._class_ids.get(p.obj_class, []):
-                if o in on_target or o in self.claims or w.holder(o) is not None:
+                if o in on_target or o in self.claims or w.holder(o) is not None or o in self.unreachable:
                     continue
                 room = w.room_of(o)
                 if not self._can_reach(w, a, room) or (same_room_only and room != here):
@@ -202,10 +259,25 @@ class OracleTeam:
             return Action("walk_to_room", room=room)
         box = w.hidden_by(o)
         if box is not None:
-            return Action("open", obj=box) if self._close(w, a, box) else Action("walk", obj=box)
-        if not self._close(w, a, o):
-            return Action("walk", obj=o)
+            return Action("open", obj=box) if self._close(w, a, box) else self._walk(w, a, box)
+        if not self._close(w, a, o) or not w.visible(a, o):
+            return self._walk(w, a, o)
         return Action("grab", obj=o)
+
+    def _walk(self, w: Household, a: int, target: int) -> Action:
+        """Walk towards ``target``: to it when seen, else to the next spot of a chain that sees it."""
+        spot = next_spot(w, a, target)
+        if spot is None:
+            self.unreachable.add(target)
+            self.claims = {o: b for o, b in self.claims.items() if not (b == a and o == target)}
+            return WAIT
+        return Action("walk", obj=spot)
+
+    def _target_of(self, w: Household, a: int, p: Predicate) -> int:
+        """The acceptable target of ``p`` nearest to agent ``a`` (all satisfy the goal)."""
+        targets = getattr(p, "targets", (p.target_id,))
+        here = [t for t in targets if w.room_of(t) == w.agent_room(a)] or list(targets)
+        return min(here, key=lambda t: (not w.visible(a, t), t))
 
     def _await_delivery(self, w: Household, a: int, held: dict[int, list[int]]) -> Action | None:
         """Go to the door where a teammate will hand something over."""
