@@ -41,6 +41,8 @@ class AgentContext:
     leader: int | None = None
     seed: int = 0
     has_channel: bool = True  # the protocol lets teammates tell each other anything (messages or memory)
+    #: the task's handover chain: (giver, receiver, door id); empty when any pair may hand over
+    handovers: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def name(self) -> str:

@@ -59,7 +59,7 @@ class EmbodiedTeam:
                 allowed_rooms=[rooms[r] for r in sorted(world.allowed[a])], doors=doors,
                 valid_actions=world.action_names, protocol=self.protocol.name,
                 leader=self.leader if self.protocol.has_leader else None, seed=seed,
-                has_channel=self.has_channel))
+                has_channel=self.has_channel, handovers=tuple(sorted(world.handover_links))))
         self.memory: dict[str, Any] = {"global": {}}
         self._world = world
 

@@ -351,7 +351,7 @@ class Household:
     # -- goals -----------------------------------------------------------------------------
     def _satisfying(self, p: Predicate) -> list[int]:
         rel = self._R.ON if p.relation == "on" else self._R.INSIDE
-        targets = set(getattr(p, "targets", (p.target_id,)))  # any acceptable target satisfies it
+        targets = set(p.targets)  # any acceptable target satisfies it
         return [o for o in self._class_ids.get(p.obj_class, [])
                 if targets & self.state.get_node_ids_from(o, rel)]
 
@@ -575,6 +575,9 @@ class Household:
             if not ok:
                 return self._fail(a, act, err)
         cid = self.char_ids[a]
+        for other in self._targets(cid, self._R.CLOSE):  # it left whatever it stood close to
+            self.state.delete_edge(self.node(cid), self._R.CLOSE, self.node(other))
+            self.state.delete_edge(self.node(other), self._R.CLOSE, self.node(cid))
         self.state.add_edge(self.node(cid), self._R.CLOSE, self.node(door.id))
         self.state.add_edge(self.node(door.id), self._R.CLOSE, self.node(cid))
         self.at_door[a] = door.id

@@ -42,7 +42,7 @@ class SharedMemoryMixin:
                                             o.get("location"), o.get("relation", "on"), self.step)
             for fid in block.get("checked", []):  # furniture ids someone looked at closely
                 if isinstance(fid, int):
-                    self.checked.add(fid)
+                    self.checked.setdefault(fid, self.step)
         for a, status in g.get("agent_status", {}).items():
             a = int(a)
             if a == self.me or not isinstance(status, dict):

@@ -23,7 +23,7 @@ from . import phrasebook as M
 from .leader import LeaderMixin
 from .memory import Known, SharedMemoryMixin
 from .priors import GoalItem, parse_goal_text
-from .profiles import Profile, get_profile
+from .profiles import Profile, get_profile, lapse_chance
 
 CLAIM_TTL = 6  # steps a teammate's claim is respected without renewal
 
@@ -48,7 +48,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.cls_of: dict[int, str] = {}  # every object id ever seen or mentioned -> class
         self.furniture: dict[int, tuple[str, str]] = {}  # id -> (class, room)
         self.closed: dict[int, bool] = {}  # container id -> closed?
-        self.checked: set[int] = set()  # furniture looked at closely (stood at it, open if it opens)
+        self.checked: dict[int, int] = {}  # furniture looked at closely (stood at it, open) -> step
         self.said_checked: set[tuple[str, str]] = set()  # (furniture class, room) teammates searched
         self.blocked: dict[int, int] = {}  # spot -> step a walk to it found it full
         self.loc_claims: dict[tuple[str, str], dict[int, int]] = {}  # prior location -> {agent: step said}
@@ -67,6 +67,8 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.fails = 0
         self.near: int | None = None
         self.step = 0
+        self.decisions = 0
+        self.lapses = 0
         self.obs: dict[str, Any] = {}
         self.offers: dict[int, tuple[int, int]] = {}  # door -> (agent, step) offering an object there
         self.ready: dict[int, tuple[int, int]] = {}  # door -> (agent, step) ready to receive there
@@ -100,6 +102,18 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             self.my_claim = None
         if not self.done_believed and self._cr() >= 0.5 and self.rng.random() < self.profile.p_false_done:
             self.done_believed = True
+        self.decisions += 1
+        if self.profile.drift and self.rng.random() < lapse_chance(self.profile, self.decisions):
+            self._lapse()
+
+    def _lapse(self) -> None:
+        """Forget the oldest third of the objects seen and of the furniture looked at."""
+        for memory in (self.known, self.checked):
+            when = {k: (v.step if isinstance(v, Known) else v) for k, v in memory.items()}
+            for k in sorted(when, key=lambda k: (when[k], k))[: len(when) // 3]:
+                del memory[k]
+        self.searched_rooms.clear()
+        self.lapses += 1
 
     def _absorb_view(self, obs: dict[str, Any], mine: bool) -> None:
         room = obs["room"]
@@ -111,8 +125,9 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         for fid in close:
             if fid in self.furniture or fid in visible and "GRABBABLE" not in visible[fid].get("properties", []):
                 v = visible.get(fid)
-                if v is None or "CAN_OPEN" not in v.get("properties", []) or "OPEN" in v.get("states", []):
-                    self.checked.add(fid)
+                props = v.get("properties", []) if v is not None else []
+                if v is None or not {"CAN_OPEN", "CONTAINERS"} <= set(props) or "OPEN" in v.get("states", []):
+                    self.checked.setdefault(fid, self.step)
         for oid, k in list(self.known.items()):
             # forget a remembered object only where it should be seen now and is not
             if k.room == room and oid not in visible and not self._hidden(k) and (oid in close or k.loc in close):
@@ -253,7 +268,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         offer = self._offering()
         if offer:
             parts.append(M.at_door_with(*offer))
-            partner = (self.me + 1) % self.ctx.n_agents
+            partner = self._partner_at(offer[0])
             ready = self.ready.get(offer[0])
             if not (ready and self.step - ready[1] <= 1) and offer[0] not in self.asked_ready:
                 parts.append(M.ask_ready(partner, offer[0]))  # a coordination query (Table 17)
@@ -395,7 +410,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         if act is not None:
             return act, "fetching"
         if self.ctx.structure == "sequential" and len(held) < 2:
-            door = self._door_towards(None)
+            door = self._door_towards(None, giving=False)
             if door is not None:
                 if obs.get("at_door") != door:
                     return Action("walk_to_door", door=door), "idle: waiting at the door"
@@ -481,7 +496,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             if self.obs.get("at_door") != door:
                 return Action("walk_to_door", door=door)
             ready = self.ready.get(door)
-            partner = ready[0] if ready else (self.me + 1) % self.ctx.n_agents
+            partner = ready[0] if ready else self._partner_at(door)
             if not self.ctx.has_channel or (ready and self.step - ready[1] <= 1):
                 return Action("handover", obj=oid, recipient=partner)
             return WAIT
@@ -510,14 +525,24 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                 return a if a in self.ctx.allowed_rooms else (b if b in self.ctx.allowed_rooms else None)
         return None
 
-    def _door_towards(self, room: str | None) -> int | None:
-        """A door from my zone to rooms outside it (towards ``room`` when known)."""
+    def _door_towards(self, room: str | None, giving: bool = True) -> int | None:
+        """The door to hand things over at: the task's handover chain when it has one (a door where
+        I give, or receive when ``giving`` is False), else a door from my zone into ``room`` or,
+        failing that, any door leaving my zone (rooms in no zone look like any other room)."""
+        chain = [d for g, r, d in self.ctx.handovers if (g if giving else r) == self.me]
+        if chain:
+            return chain[0]
+        if self.ctx.handovers:
+            return None
         mine = set(self.ctx.allowed_rooms)
-        for d, a, b in self.ctx.doors:
-            if (a in mine) != (b in mine):
-                if room is None or room in (a, b) or room not in mine:
-                    return d
-        return None
+        leaving = [(d, a, b) for d, a, b in self.ctx.doors if (a in mine) != (b in mine)]
+        towards = [d for d, a, b in leaving if room in (a, b)]
+        return towards[0] if towards else (leaving[0][0] if leaving else None)
+
+    def _partner_at(self, door: int) -> int:
+        """Who receives at ``door``: the chain's receiver there, else the next agent."""
+        return next((r for g, r, d in self.ctx.handovers if g == self.me and d == door),
+                    (self.me + 1) % self.ctx.n_agents)
 
     def _fetch_candidate(self, same_room: bool = False) -> int | None:
         rem = self._remaining()
@@ -596,7 +621,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         """Walk to a piece of furniture; open it when it is a closed container one stands at."""
         if self.near == fid and self.closed.get(fid):
             if not self._free_hand():
-                self.checked.add(fid)  # cannot open with full hands: give up on it
+                self.checked.setdefault(fid, self.step)  # cannot open with full hands: give up on it
                 return WAIT
             return Action("open", obj=fid)
         return Action("walk", obj=fid)

@@ -47,10 +47,7 @@ def check_config(task: Task, cfg: EpisodeConfig) -> None:
         check_n_agents(cfg.n_agents)
     except ValueError as e:
         raise TaskError(str(e)) from None
-    need = task.min_agents()
-    if cfg.n_agents < need:
-        raise TaskError(f"n_agents: task {task.task_id} is {task.structure} with {need} zones; "
-                        f"it needs at least {need} agents, got {cfg.n_agents}")
+    task.check_team(cfg.n_agents)
     budget = cfg.resolved_budget(task)
     if budget < cfg.n_agents:
         raise TaskError(f"budget: {budget} total steps is below the team size {cfg.n_agents}; "

@@ -85,7 +85,7 @@ class OracleTeam:
     # -- helpers ---------------------------------------------------------------------
     def _close(self, w: Household, a: int, nid: int) -> bool:
         ex = w._eg.execution
-        return bool(ex._is_character_close_to(w.state, w.node(nid), a))
+        return w.visible(a, nid) and bool(ex._is_character_close_to(w.state, w.node(nid), a))
 
     def _pred_for(self, w: Household, obj: int, need: dict[str, int]) -> Predicate | None:
         cls = w.node(obj).class_name
@@ -158,7 +158,7 @@ class OracleTeam:
 
     def _make_room(self, w: Household, a: int) -> Action | None:
         """An idle agent standing at a goal target steps aside so carriers can reach it."""
-        targets = {w.anchor(t) for p in w.goal for t in getattr(p, "targets", (p.target_id,))}
+        targets = {w.anchor(t) for p in w.goal for t in p.targets}
         if w.anchor(w.spot[a]) not in targets:
             return None
         here = w.agent_room(a)
@@ -275,7 +275,7 @@ class OracleTeam:
 
     def _target_of(self, w: Household, a: int, p: Predicate) -> int:
         """The acceptable target of ``p`` nearest to agent ``a`` (all satisfy the goal)."""
-        targets = getattr(p, "targets", (p.target_id,))
+        targets = p.targets
         here = [t for t in targets if w.room_of(t) == w.agent_room(a)] or list(targets)
         return min(here, key=lambda t: (not w.visible(a, t), t))
 
