@@ -8,7 +8,9 @@ Registered for the run grid as study ``mecobench`` (``fn = collablab.studies.mec
 from ...runs import notebook_parameters as parameters
 from .conformance import conformance_cases, is_invalid, sabotage
 from .episode import DEFAULT_BUDGET, EpisodeConfig, check_config, init_rooms, make_world, run_episode
-from .experiments import behaviours_specs, collaboration_specs, modes_specs, priors_specs, run_notebook
+from . import findings
+from .experiments import (behaviours_specs, collaboration_specs, modes_specs, paper_budget, priors_specs, read_notebook,
+                          run_notebook)
 from .grids import FN, MAX_TEAM, backend_of, check_team_sizes, grid, run, task_ids, team_spec
 from .metrics import summary
 from .oracle import OracleTeam
@@ -38,6 +40,7 @@ from .tables import (
                    table8,
                    table9,
                    table10,
+                   table11,
                    team_column,
                    wide,
                    with_pairs,
@@ -51,5 +54,6 @@ __all__ = ["DEFAULTS", "DEFAULT_BUDGET", "FN", "MAX_TEAM", "METRIC_COLUMNS", "PO
            "metric_table", "resolve", "run", "sabotage", "run_episode", "run_spec", "summary", "task_from_record", "task_of",
            "task_ids", "tasks_of", "team_spec", "validate", "wide",
            "behaviours_specs", "collaboration_specs", "modes_specs", "priors_specs", "run_notebook", "parameters",
+           "findings", "paper_budget", "read_notebook", "table11",
            "message_examples", "objects_plot", "same_team", "table3", "table8", "table9", "table10", "team_column",
            "with_pairs"]

@@ -1,8 +1,10 @@
 """The MECoBench notebooks' experiments: from a notebook's parameters (``P``, as
-:func:`collablab.runs.notebook_parameters` reads them) to the specs it runs and the run itself.
+:func:`collablab.runs.notebook_parameters` reads them) to the specs it runs, the run itself,
+and what the notebook says about it (:func:`read_notebook`: its tables and findings).
 
 Every parameter reaches the run manifest (``params``); the notebooks only call these and the
-tables of :mod:`.tables`.
+tables of :mod:`.tables`. A notebook's ``budget`` parameter goes into every spec; None (the
+default) runs each spec with the paper's budget for its structure and prior (:func:`paper_budget`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,21 @@ from typing import Any
 
 import pandas as pd
 
+from . import findings as F
+from . import tables as T
+from .episode import default_budget
 from .grids import check_team_sizes, grid, run, team_spec
+from .spec import resolve, task_of
+from .tasks import TaskError
 
 Params = dict[str, Any]
+
+
+def paper_budget(structure: str, prior: str) -> int:
+    """The paper's effective budget (total steps over the team) for a structure and prior: 60 on
+    parallel tasks with full or no-appearance priors (§3.1), 80 on sequential tasks (§3.1) and with
+    missing or noisy location priors (§6.1); what a spec's ``budget: None`` runs with."""
+    return int(default_budget(structure, prior))
 
 
 def _team(P: Params, who: str | None = None) -> dict[str, Any]:
@@ -23,39 +37,64 @@ def _team(P: Params, who: str | None = None) -> dict[str, Any]:
     return team_spec(P["backend"], who, who, P["base_url"], P["provider"], P["llm_cache_mode"])
 
 
+def _grid(structure: str, P: Params, axes: dict[str, list[Any]], base: dict[str, Any]) -> list[dict[str, Any]]:
+    """:func:`.grids.grid` with P's ``budget`` in every spec when it is set (None: each spec runs with
+    the paper's budget for its structure and prior, :func:`paper_budget`)."""
+    specs = grid(structure, P["n_tasks"], axes, base)
+    if P.get("budget") is not None:
+        for s in specs:
+            s["budget"] = P["budget"]
+    return specs
+
+
+def _task_takes(spec: dict[str, Any]) -> bool:
+    """Whether the spec's task runs with its team size (a sequential task needs one agent per zone)."""
+    s = resolve(spec)
+    try:
+        task_of(s).check_team(s["n_agents"])
+    except TaskError:
+        return False
+    return True
+
+
 def _run(name: str, specs: list[dict[str, Any]], P: Params) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     return run(name, specs, P, workers=P["workers"], run_id=P["run_id"] or None)
 
 
 def collaboration_specs(P: Params) -> list[dict[str, Any]]:
-    """Notebook 01 (§4, Tables 8-10): parallel team sizes with and without communication, and
-    two-agent sequential teams."""
+    """Notebook 01 (§4, Tables 8-11): parallel team sizes with and without communication, and
+    two-agent sequential teams with and without communication."""
     base = dict(_team(P), prior=P["prior"])
     sizes = check_team_sizes(P["team_sizes"])
-    return (grid("parallel", P["n_tasks"], {"n_agents": sizes, "protocol": ["broadcast", "isolated"],
-                                            "seed": P["seeds"]}, base)
-            + grid("sequential", P["n_tasks"], {"n_agents": [2], "protocol": ["broadcast"], "seed": P["seeds"]}, base))
+    return (_grid("parallel", P, {"n_agents": sizes, "protocol": ["broadcast", "isolated"], "seed": P["seeds"]}, base)
+            + _grid("sequential", P, {"n_agents": [2], "protocol": ["broadcast", "isolated"], "seed": P["seeds"]}, base))
 
 
 def modes_specs(P: Params) -> list[dict[str, Any]]:
-    """Notebook 02 (§5): every protocol with two agents, leader vs broadcast as teams grow, and
-    mixed leader/worker teams (leader first)."""
+    """Notebook 02 (§5): every protocol with two agents, leader vs broadcast as teams grow, shared
+    memory vs broadcast at the ``memory_sizes`` (Figs. 10, 31) on both structures (sequential tasks
+    only at the team sizes they take: one agent per zone), and mixed leader/worker teams (leader
+    first)."""
     base = dict(_team(P), prior=P["prior"])
     modes = [s for st in ("parallel", "sequential")
-             for s in grid(st, P["n_tasks"], {"n_agents": [2], "protocol": P["protocols"], "seed": P["seeds"]}, base)]
-    scaling = grid("parallel", P["n_tasks"], {"n_agents": check_team_sizes(P["scaling_sizes"]),
-                                              "protocol": ["broadcast", "leader"], "seed": P["seeds"]}, base)
+             for s in _grid(st, P, {"n_agents": [2], "protocol": P["protocols"], "seed": P["seeds"]}, base)]
+    scaling = _grid("parallel", P, {"n_agents": check_team_sizes(P["scaling_sizes"]),
+                                    "protocol": ["broadcast", "leader"], "seed": P["seeds"]}, base)
+    memory = [s for st in ("parallel", "sequential")
+              for s in _grid(st, P, {"n_agents": check_team_sizes(P["memory_sizes"]),
+                                     "protocol": ["broadcast", "shared_memory"], "seed": P["seeds"]}, base)
+              if _task_takes(s)]
     mixed = [dict(s, **_team(P, mt)) for mt in P["mixed_teams"]
-             for s in grid("parallel", P["n_tasks"], {"n_agents": [2], "protocol": ["leader"], "seed": P["seeds"]},
-                           dict(prior=P["prior"]))]
-    return modes + scaling + mixed
+             for s in _grid("parallel", P, {"n_agents": [2], "protocol": ["leader"], "seed": P["seeds"]},
+                            dict(prior=P["prior"]))]
+    return modes + scaling + memory + mixed
 
 
 def priors_specs(P: Params) -> list[dict[str, Any]]:
-    """Notebook 03 (§6.1, Tables 3, 13-16): every prior variant x team size, broadcast."""
-    return grid("parallel", P["n_tasks"], {"prior": P["priors"], "n_agents": check_team_sizes(P["team_sizes"]),
-                                           "seed": P["seeds"]},
-                dict(_team(P), budget=P["budget"], protocol="broadcast"))
+    """Notebook 03 (§6.1, Tables 3, 13-16): every prior variant x team size, broadcast, each prior
+    with its budget (the paper's 60 or 80 steps unless ``budget`` is set)."""
+    return _grid("parallel", P, {"prior": P["priors"], "n_agents": check_team_sizes(P["team_sizes"]),
+                                 "seed": P["seeds"]}, dict(_team(P), protocol="broadcast"))
 
 
 def behaviours_specs(P: Params) -> list[dict[str, Any]]:
@@ -65,8 +104,8 @@ def behaviours_specs(P: Params) -> list[dict[str, Any]]:
     teams = [team_spec(P["backend"], p, P["model"], P["base_url"], P["provider"], P["llm_cache_mode"]) for p in who]
     axes = {"n_agents": check_team_sizes(P["team_sizes"]), "seed": P["seeds"]}
     base = dict(protocol=P["protocol"], prior=P["prior"])
-    specs = [dict(s, **t) for t in teams for s in grid("parallel", P["n_tasks"], axes, base)]
-    specs += [dict(s, **t) for t in teams for s in grid("sequential", P["n_tasks"], dict(axes, n_agents=[2]), base)]
+    specs = [dict(s, **t) for t in teams for s in _grid("parallel", P, axes, base)]
+    specs += [dict(s, **t) for t in teams for s in _grid("sequential", P, dict(axes, n_agents=[2]), base)]
     return specs
 
 
@@ -79,3 +118,117 @@ def run_notebook(name: str, P: Params) -> tuple[pd.DataFrame, pd.DataFrame, str]
     if name not in SPECS:
         raise ValueError(f"name: {name!r} is not a MECoBench notebook; allowed: {', '.join(SPECS)}")
     return _run(name, SPECS[name](P), P)
+
+
+# -- what each notebook says: its tables and the findings written from them ---------------------------
+def _report(episodes: pd.DataFrame) -> F.Report:
+    return F.Report(F.backend_of(episodes), len(episodes))
+
+
+def collaboration_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params) -> F.Report:
+    """Notebook 01: Tables 8, 9 (long), 11 and the object-count trends (Figs. 7b, 36)."""
+    R = _report(episodes)
+    prior = P["prior"]
+    R.tables.update(table8=T.table8(episodes), scaling=T.scaling_table(episodes), table11=T.table11(episodes))
+    R.tables["objects"] = pd.concat([T.objects_table(episodes, st, "broadcast", prior) for st in ("parallel", "sequential")],
+                                    ignore_index=True)
+    R.tables["trends"] = T.objects_trends(R.tables["objects"])
+    par = {"structure": "parallel", "prior": prior}
+    R.sections["table8"] = [F.second_agent_gain(R.tables["table8"])]
+    R.sections["scaling"] = [F.inverted_u(R.tables["scaling"], {**par, "protocol": "broadcast"}),
+                             F.communication_helps(R.tables["scaling"], par),
+                             F.communication_gap_widens(R.tables["scaling"], par)]
+    R.sections["table11"] = [F.communication_by_structure(R.tables["table11"]),
+                             F.handover_failures_without_communication(R.tables["table11"])]
+    R.sections["objects"] = [F.objects_decline(R.tables["trends"], par),
+                             F.objects_robust(R.tables["trends"], par),
+                             F.objects_decline(R.tables["trends"], {"structure": "sequential", "prior": prior},
+                                               figure="Fig. 36")]
+    return R
+
+
+def modes_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params) -> F.Report:
+    """Notebook 02: Table 12 / Fig. 8a (2 agents), leader scaling (Fig. 8b), shared memory (Figs.
+    10, 31), mixed leader teams (Fig. 32) and false completions per protocol (Table 22)."""
+    from ...analysis import failure_indicators
+
+    mine = episodes[T.same_team(episodes, P["backend"], P["profile"], P["model"])]
+    who = T.team_column(P["backend"])
+    par = mine[mine.structure == "parallel"]
+    mixed = episodes[(episodes.protocol == "leader") & episodes[who].isin(P["mixed_teams"])
+                     & (episodes.structure == "parallel") & (episodes.n_agents == 2)]
+    two = mine[mine.n_agents == 2]
+    ind = failure_indicators(two, steps[steps.episode_id.isin(two.episode_id)])
+    R = _report(episodes)
+    R.tables.update(modes=T.modes_table(mine), scaling=T.scaling_table(par[par.protocol.isin(["broadcast", "leader"])]),
+                    memory=T.memory_table(mine), mixed=T.team_table(mixed, who),
+                    failures=T.failure_rates(ind, ["protocol"]))
+    R.sections["modes"] = [F.protocol_ranking(R.tables["modes"], st) for st in ("parallel", "sequential")]
+    R.sections["leader_scaling"] = [F.leader_scaling(R.tables["scaling"], {"structure": "parallel", "prior": P["prior"]})]
+    R.sections["memory"] = [F.shared_memory_vs_broadcast(R.tables["memory"], "parallel"),
+                            F.shared_memory_vs_broadcast(R.tables["memory"], "sequential"),
+                            F.shared_memory_progress(R.tables["memory"], "parallel"),
+                            F.memory_tokens(R.tables["memory"], "parallel")]
+    mt = list(P["mixed_teams"])
+    R.sections["mixed"] = ([F.mixed_leader(R.tables["mixed"], who, mt[0], mt[1], mt[2])] if len(mt) == 3 else [])
+    R.sections["failures"] = [F.false_completions(R.tables["failures"], "protocol")]
+    return R
+
+
+def priors_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params) -> F.Report:
+    """Notebook 03: budgets, Tables 13-16 (long), Table 3 and the no-location scaling and object
+    trends (Figs. 13, 34, 36)."""
+    R = _report(episodes)
+    R.tables.update(priors=T.priors_table(episodes), scaling=T.scaling_table(episodes))
+    t3 = T.table3_long(episodes)
+    if t3 is not None:
+        R.tables["table3"] = t3
+    priors = list(dict.fromkeys(episodes.prior))
+    R.tables["objects"] = pd.concat([T.objects_table(episodes, "parallel", "broadcast", p) for p in priors],
+                                    ignore_index=True)
+    R.tables["trends"] = T.objects_trends(R.tables["objects"])
+    n = 2 if 2 in set(episodes.n_agents) else int(episodes.n_agents.min())
+    R.sections["budgets"] = [F.budgets_used(R.tables["priors"], {p: paper_budget("parallel", p) for p in priors})]
+    R.sections["priors"] = [F.prior_ablation(R.tables["priors"], p, n) for p in priors if p != "full"]
+    R.sections["table3"] = [F.gain_under_missing_priors(t3), F.largest_gain_prior(t3)]
+    nl = {"structure": "parallel", "prior": "no_location"}
+    R.sections["no_location"] = [F.inverted_u(R.tables["scaling"], {**nl, "protocol": "broadcast"},
+                                              figure="Fig. 13a, Table 15"),
+                                 F.objects_decline(R.tables["trends"], nl, figure="Fig. 36"),
+                                 F.objects_robust(R.tables["trends"], nl, figure="Fig. 34b")]
+    return R
+
+
+def behaviours_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params) -> F.Report:
+    """Notebook 04: coordination queries (Table 18), correction (Tables 19-20), failure modes and
+    self-correction by profile (§6.2, Table 22, Fig. 37), HFR by profile (Tables 11-12)."""
+    from ...analysis import coord_query_table, correction_analysis, failure_indicators
+
+    ind = failure_indicators(episodes, steps)
+    R = _report(episodes)
+    R.tables.update(table18=coord_query_table(ind, by="structure").reset_index().assign(backend=R.backend),
+                    table19=correction_analysis(ind, by="structure").table19.reset_index().assign(backend=R.backend),
+                    failures=T.failure_rates(ind, ["profile"]), corrections=T.correction_rates(ind, "profile"),
+                    profiles=T.metric_table(episodes, ["structure", "profile"]))
+    structures = sorted(set(episodes.structure))
+    order = [p for p in P["profiles"] if p in set(episodes.profile)]
+    R.sections["coord"] = [F.coordination_queries(R.tables["table18"], st) for st in structures]
+    R.sections["correction"] = [F.correction_effect(R.tables["table19"], st) for st in structures]
+    R.sections["failures"] = [F.false_completions(R.tables["failures"], "profile"),
+                              F.wrong_grabs_by_profile(R.tables["failures"], order),
+                              F.dup_grabs_by_profile(R.tables["failures"], order),
+                              F.false_completions_by_profile(R.tables["failures"], order),
+                              F.handover_failures_by_profile(R.tables["profiles"], order),
+                              F.self_correction_by_profile(R.tables["corrections"], order)]
+    return R
+
+
+READERS = {"01_collaboration": collaboration_report, "02_modes": modes_report, "03_priors": priors_report,
+           "04_behaviours": behaviours_report}
+
+
+def read_notebook(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Params) -> F.Report:
+    """Notebook ``name``'s result tables and the findings written from them (a :class:`.findings.Report`)."""
+    if name not in READERS:
+        raise ValueError(f"name: {name!r} is not a MECoBench notebook; allowed: {', '.join(READERS)}")
+    return READERS[name](episodes, steps, P)

@@ -1,5 +1,7 @@
-"""MECoBench's result tables in the paper's layouts (§3.2 metrics per group, Tables 8-16,
-Fig. 7b) from episode records; pure functions of the records."""
+"""MECoBench's result tables in the paper's layouts (§3.2 metrics per group, Tables 3, 8-16,
+Figs. 7b, 10, 32, 36) and the long tables :mod:`.findings` reads, from episode records (and the
+failure indicators of :func:`collablab.analysis.failure_indicators`); pure functions of the
+records. Every table keeps a ``backend`` column so that what is said about it can name it."""
 
 from __future__ import annotations
 
@@ -24,26 +26,56 @@ def metric_table(episodes: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def by_objects(episodes: pd.DataFrame, by: str = "n_agents") -> pd.DataFrame:
-    """SR and CR by number of target objects and ``by`` (Table 10 / Fig. 7b)."""
-    t = episodes.groupby(["n_subgoals", by]).agg(SR=("success", "mean"), CR=("cr", "mean"),
-                                                 cases=("success", "size")).reset_index()
+def _backends(s: pd.Series) -> str:
+    return ",".join(sorted(s.astype(str).unique()))
+
+
+def by_objects(episodes: pd.DataFrame, by: str = "n_agents", groups: Sequence[str] = ()) -> pd.DataFrame:
+    """SR and CR by number of target objects and ``by`` (Table 10 / Figs. 7b, 36), within ``groups``
+    (e.g. ``["structure", "prior"]``)."""
+    keys = [*groups, "n_subgoals", by]
+    agg: dict[str, Any] = dict(SR=("success", "mean"), CR=("cr", "mean"), cases=("success", "size"))
+    if "backend" in episodes.columns:
+        agg["backend"] = ("backend", _backends)
+    t = episodes.groupby(keys).agg(**agg).reset_index()
     return t.rename(columns={"n_subgoals": "objects"})
 
 
-def fitted_trends(table: pd.DataFrame, by: str = "n_agents", y: str = "SR") -> pd.DataFrame:
-    """Least-squares line of ``y`` on the object count per group (Fig. 7b's trend lines)."""
+def fitted_trends(table: pd.DataFrame, by: str = "n_agents", y: str = "SR", groups: Sequence[str] = ()) -> pd.DataFrame:
+    """Least-squares line of ``y`` on the object count per ``by`` within ``groups`` (Fig. 7b's trend
+    lines); also the object counts it spans and the backend."""
     rows = []
-    for key, g in table.groupby(by):
+    for key, g in table.groupby([*groups, by], sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        row: dict[str, Any] = dict(zip([*groups, by], key))
         if g["objects"].nunique() < 2:
-            rows.append({by: key, "slope": float("nan"), "intercept": float("nan")})
-            continue
-        slope, intercept = np.polyfit(g["objects"], g[y], 1)
-        rows.append({by: key, "slope": float(slope), "intercept": float(intercept)})
+            row.update(slope=float("nan"), intercept=float("nan"))
+        else:
+            slope, intercept = np.polyfit(g["objects"], g[y], 1)
+            row.update(slope=float(slope), intercept=float(intercept))
+        row.update(min_objects=int(g["objects"].min()), max_objects=int(g["objects"].max()))
+        if "backend" in g.columns:
+            row["backend"] = _backends(g["backend"])
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
-def wide(table: pd.DataFrame, index: str, columns: str, values: Sequence[str]) -> pd.DataFrame:
+def objects_table(episodes: pd.DataFrame, structure: str, protocol: str = "broadcast", prior: str | None = None,
+                  by: str = "n_agents") -> pd.DataFrame:
+    """Fig. 36 data: SR and CR by number of objects and team size for one structure and protocol
+    (and one prior, or every prior of the run as a column)."""
+    sel = episodes[(episodes.structure == structure) & (episodes.protocol == protocol)]
+    if prior is not None:
+        sel = sel[sel.prior == prior]
+    return by_objects(sel, by, ["structure", "prior"])
+
+
+def objects_trends(objects: pd.DataFrame, by: str = "n_agents") -> pd.DataFrame:
+    """Fig. 36 / 7b trend lines of an :func:`objects_table`: slope of SR per object, per team size."""
+    return fitted_trends(objects, by, "SR", ["structure", "prior"])
+
+
+def wide(table: pd.DataFrame, index: str, columns: str | list[str], values: Sequence[str]) -> pd.DataFrame:
     """Paper-style wide layout, e.g. rows = team size, columns = protocol x metric."""
     return table.pivot_table(index=index, columns=columns, values=list(values)).round(3)
 
@@ -65,6 +97,41 @@ def table9(episodes: pd.DataFrame) -> pd.DataFrame:
 def table10(episodes: pd.DataFrame) -> pd.DataFrame:
     """Table 10 / Fig. 7b data: SR and CR by number of objects and team size (parallel, broadcast)."""
     return by_objects(episodes[(episodes.structure == "parallel") & (episodes.protocol == "broadcast")], "n_agents")
+
+
+def table11(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Table 11: two agents with (broadcast) and without (isolated) communication, per structure."""
+    sel = episodes[(episodes.n_agents == 2) & episodes.protocol.isin(["broadcast", "isolated"])]
+    t = metric_table(sel, ["structure", "protocol"])
+    return t[["structure", "protocol", "cases", "SR", "CR", "AUC", "CAR", "HFR", "backend"]]
+
+
+def scaling_table(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Tables 9 and 15 / Figs. 7a, 8b, 9b, 13a in long form: metrics per structure, prior, protocol
+    and team size (one row each)."""
+    return metric_table(episodes, ["structure", "prior", "protocol", "n_agents"])
+
+
+def modes_table(episodes: pd.DataFrame, n_agents: int = 2) -> pd.DataFrame:
+    """Table 12 / Fig. 8a: every protocol with ``n_agents`` agents, per structure."""
+    return metric_table(episodes[episodes.n_agents == n_agents], ["structure", "protocol"])
+
+
+def memory_table(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Figs. 10 and 31: shared memory vs broadcast per structure and team size (SR, AUC, tokens)."""
+    sel = episodes[episodes.protocol.isin(["broadcast", "shared_memory"])]
+    sizes = set(sel[sel.protocol == "shared_memory"].n_agents)
+    return metric_table(sel[sel.n_agents.isin(sizes)], ["structure", "n_agents", "protocol"])
+
+
+def team_table(episodes: pd.DataFrame, who: str) -> pd.DataFrame:
+    """Fig. 32: metrics per team (the ``who`` column: ``profile`` or ``model``, leader first)."""
+    return metric_table(episodes, [who])
+
+
+def priors_table(episodes: pd.DataFrame) -> pd.DataFrame:
+    """Tables 13-16 / Fig. 35 in long form: metrics per prior, budget and team size."""
+    return metric_table(episodes, ["prior", "budget", "n_agents"])
 
 
 def objects_plot(t10: pd.DataFrame, title: str) -> Any:
@@ -89,11 +156,55 @@ def team_column(backend: str) -> str:
 def table3(episodes: pd.DataFrame) -> pd.DataFrame | None:
     """Table 3: SR of one and two agents per prior and the relative gain of the second agent
     (None when the run has not both team sizes)."""
-    sr = episodes.groupby(["prior", "n_agents"])["success"].mean().unstack()
+    t = table3_long(episodes)
+    return None if t is None else t.set_index("prior")[["SR 1 agent", "SR 2 agents", "relative gain"]].round(3)
+
+
+def table3_long(episodes: pd.DataFrame) -> pd.DataFrame | None:
+    """Table 3 with one row per prior (``prior``, SRs, ``relative gain`` = (SR2 - SR1) / SR1, NaN when
+    SR1 is 0, cases and backend); None when the run has not both team sizes."""
+    g = episodes[episodes.n_agents.isin([1, 2])].groupby(["prior", "n_agents"])
+    sr, cases = g["success"].mean().unstack(), g["success"].size().unstack()
     if 1 not in sr or 2 not in sr:
         return None
-    return pd.DataFrame({"SR 1 agent": sr[1], "SR 2 agents": sr[2],
-                         "relative gain": (sr[2] - sr[1]) / sr[1]}).round(3)
+    gain = ((sr[2] - sr[1]) / sr[1].where(sr[1] > 0)).astype(float)
+    backend = episodes.groupby("prior")["backend"].agg(_backends)
+    return pd.DataFrame({"SR 1 agent": sr[1], "SR 2 agents": sr[2], "relative gain": gain,
+                         "cases 1 agent": cases[1], "cases 2 agents": cases[2],
+                         "backend": backend.reindex(sr.index)}).reset_index()
+
+
+def failure_rates(ind: pd.DataFrame, by: Sequence[str],
+                  indicators: Sequence[str] = ("false_completion", "dup_grab", "wrong_grab")) -> pd.DataFrame:
+    """Table 22 / Fig. 37 in long form, from :func:`collablab.analysis.failure_indicators`: per group of
+    ``by`` (plus an ``"all"`` row per indicator) the episodes, how many show the indicator, its
+    ``rate`` (share), and SR with and without it."""
+    rows = []
+    groups = [(k if isinstance(k, tuple) else (k,), g) for k, g in ind.groupby(list(by), sort=True)]
+    for key, g in [(("all",) * len(by), ind), *groups]:
+        for name in indicators:
+            flag = g[name].astype(bool)
+            ok = g["success"].astype(float)
+            rows.append({**dict(zip(by, key)), "indicator": name, "episodes": len(g), "with": int(flag.sum()),
+                         "rate": float(flag.mean()) if len(g) else float("nan"),
+                         "SR with": float(ok[flag].mean()) if flag.any() else float("nan"),
+                         "SR without": float(ok[~flag].mean()) if (~flag).any() else float("nan"),
+                         "backend": _backends(g["backend"])})
+    return pd.DataFrame(rows)
+
+
+def correction_rates(ind: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Self-correction per group of ``by`` and wrong-grab status (appendix E.2, Table 19): episodes
+    with / without a wrong grab, how many of them carry a self-correction message, and that share."""
+    rows = []
+    for key, g in ind.groupby(by, sort=True):
+        for wg in (True, False):
+            part = g[g["wrong_grab"].astype(bool) == wg]
+            n_corr = int(part["correction_self"].astype(bool).sum())
+            rows.append({by: key, "wrong_grab": wg, "episodes": len(part), "self_corrected": n_corr,
+                         "rate": n_corr / len(part) if len(part) else float("nan"),
+                         "backend": _backends(g["backend"])})
+    return pd.DataFrame(rows)
 
 
 def with_pairs(episodes: pd.DataFrame) -> pd.DataFrame:
