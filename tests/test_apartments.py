@@ -290,3 +290,37 @@ def test_catalog_sizes_are_the_real_scenes_medians():
         if name in sizes and name != "cutleryknife":
             real = [statistics.median(s[k] for s in sizes[name]) for k in range(3)]
             assert sorted(o.size) == pytest.approx(sorted(real), abs=0.02 + 0.05 * max(real)), (name, o.size, real)
+
+
+def test_suite_places_task_objects_with_real_boxes_seen_from_their_furniture():
+    """suite._Placer: real sizes at free legal spots on/in furniture, never on the goal target."""
+    import random
+
+    from collablab.studies.mecobench import suite
+    from collablab.studies.mecobench.templates import CAPACITY
+
+    for idx, tpl, k, apt in suite.suite_plan(0)[::7]:
+        sc = apartment(apt)
+        target = sc.class_ids(tpl.target)[0]
+        placer = suite._Placer(sc, reserved={target}, rng=random.Random(idx))
+        for c in list(tpl.objects) * 3:
+            placer.place(c)
+        g = Scene(graph=placer.graph, doors=sc.doors)
+        on = hosts(g)
+        per_spot = collections.Counter()
+        for p in placer.placed:
+            n = g.nodes[p["id"]]
+            rel, fid = on[p["id"]]
+            assert fid == p["placement"]["target_id"] != target
+            assert (rel == "INSIDE") == (p["placement"]["relation"] == "INSIDE")
+            assert sorted(box_of(n)[1]) == pytest.approx(sorted(object_class(n["class_name"]).size))
+            f = g.nodes[fid]
+            assert DEFAULT_VIEW.sees(max(box_of(n)[1]), horizontal_distance(centre(f), centre(n)))
+            assert within(lohi(n), lohi(f), axes=(0, 2) if rel == "ON" else (0, 1, 2))
+            per_spot[(fid, rel)] += 1
+            for other, (_, ofid) in on.items():  # nothing else on/in that furniture overlaps it
+                if ofid == fid and other != p["id"]:
+                    assert not overlap(lohi(n), lohi(g.nodes[other])), (n["class_name"], g.nodes[other]["class_name"])
+        for (fid, rel), count in per_spot.items():
+            default = "default_container" if rel == "INSIDE" else "default_surface"
+            assert count <= CAPACITY.get(g.nodes[fid]["class_name"], CAPACITY[default])

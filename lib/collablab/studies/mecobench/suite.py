@@ -18,7 +18,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from ...world.apartments import make_apartment
+from ...world.apartments import Spots, make_apartment
 from ...world.catalog import CONFUSABLE, TASK_OBJECTS, object_class
 from ...world.scene import Scene
 from .episode import EpisodeConfig, run_episode
@@ -54,7 +54,12 @@ def _split_counts(rng: random.Random, k: int, classes: tuple[str, ...]) -> dict[
 
 
 class _Placer:
-    """Adds object nodes to a copy of an apartment graph at legal, non-full locations."""
+    """Adds object nodes to a copy of an apartment graph at legal, non-full locations.
+
+    Each object gets its real bounding box (``catalog`` sizes) at a free place on the top face
+    of its furniture or inside its box, seen from the furniture's centre by the view rule
+    (``world.apartments.Spots``): walking to a piece of furniture is how one sees what is on it.
+    """
 
     def __init__(self, scene: Scene, reserved: set[int], rng: random.Random) -> None:
         self.graph = scene.copy_graph()
@@ -70,24 +75,34 @@ class _Placer:
                 self.spots.append((nid, True))
             if n["class_name"] in LEGAL_SURFACES:
                 self.spots.append((nid, False))
+        self.space = Spots(self.graph)
         self.placed: list[dict[str, Any]] = []
 
     def place(self, cls: str) -> dict[str, Any]:
+        oc = object_class(cls)
         free = [s for s in self.spots
                 if self.load.get(s, 0) < _capacity(self.scene.nodes[s[0]]["class_name"], s[1])]
-        if not free:
-            raise RuntimeError("no free legal location left")
-        fid, inside = self.rng.choice(free)
+        while True:
+            if not free:
+                raise RuntimeError("no free legal location left")
+            fid, inside = self.rng.choice(free)
+            spot = self.space.find(fid, inside, oc.size, self.rng)
+            if spot is not None:
+                break
+            free.remove((fid, inside))  # no room left there for this object
+        center, size = spot
         self.load[(fid, inside)] = self.load.get((fid, inside), 0) + 1
-        oc = object_class(cls)
         nid = self.next_id
         self.next_id += 1
         room = self.scene.room_of(fid)
         self.graph["nodes"].append({
             "id": nid, "class_name": cls, "category": oc.category, "prefab_name": f"collablab_{cls}",
-            "bounding_box": {"center": [0.0, 0.9, 0.0], "size": [0.2, 0.2, 0.2]},
+            "obj_transform": {"position": [center[0], round(center[1] - size[1] / 2, 3), center[2]],
+                              "rotation": [0.0, 0.0, 0.0, 1.0], "scale": [1.0, 1.0, 1.0]},
+            "bounding_box": {"center": center, "size": size},
             "properties": list(oc.properties), "states": [],
         })
+        self.space.add(nid, fid, center, size)
         self.graph["edges"].append({"from_id": nid, "relation_type": "INSIDE", "to_id": room})
         self.graph["edges"].append({"from_id": nid, "relation_type": "INSIDE" if inside else "ON", "to_id": fid})
         info = {"id": nid, "class_name": cls, "room_id": room, "room_name": self.scene.rooms[room],
