@@ -29,20 +29,20 @@ NOISY = ("noisy", "noisy_no_appearance")
 @dataclass(frozen=True)
 class Quote:
     """One number a sentence quotes: the table it came from, the row (``where``), the column, the
-    value and its printed form (which appears verbatim in the sentence)."""
+    value, its printed form (which appears verbatim in the sentence) and the format that printed it."""
 
     table: str
     where: tuple[tuple[str, Any], ...]
     column: str
     value: float
     text: str
+    fmt: str = "{:.2f}"
 
     @property
     def shown_value(self) -> float:
-        """The value as printed (what comparisons use)."""
-        t = self.text.replace("%", "").replace("+", "").replace("pp", "").strip()
-        v = float(t)
-        return v / 100 if self.text.endswith("%") else v
+        """The value as printed, on the table's scale (what comparisons use)."""
+        v = float(self.text.replace("%", "").replace("+", "").replace("pp", "").strip())
+        return v / 100 if "%}" in self.fmt else v
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,17 @@ def _rows(t: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:
     return sel
 
 
+def _backend(t: pd.DataFrame | None, where: Mapping[str, Any]) -> str:
+    """The backend of the rows ``where`` selects, or of the whole table when they are none."""
+    if t is None:
+        return backend_of(None)
+    sel = t
+    for k, v in where.items():
+        if k in sel.columns:
+            sel = sel[sel[k] == v]
+    return backend_of(sel if len(sel) else t)
+
+
 def quote(t: pd.DataFrame | None, table: str, where: Mapping[str, Any], column: str,
           fmt: str = "{:.2f}") -> Quote | None:
     """The cell of ``t`` at the one row matching ``where`` in ``column``, or None when there is no
@@ -139,7 +150,7 @@ def quote(t: pd.DataFrame | None, table: str, where: Mapping[str, Any], column: 
     v = float(rows[column].iloc[0])
     if math.isinf(v):
         return None
-    return Quote(table, tuple(where.items()), column, v, fmt.format(v))
+    return Quote(table, tuple(where.items()), column, v, fmt.format(v), fmt)
 
 
 def _v(q: Quote) -> float:
@@ -197,7 +208,7 @@ def _change(metric: str, q1: Quote, q2: Quote) -> str:
     """"SR rises from 0.40 (1 agent) to 0.50 (2 agents)" / "SR is 0.40 with both 1 and 2 agents"."""
     a, b = _v(q1), _v(q2)
     if a == b:
-        return f"{metric} is {q1.text} with both 1 and 2 agents ({q2.text})"
+        return f"{metric} is {q1.text} with 1 agent and {q2.text} with 2 agents"
     return f"{metric} {'rises' if b > a else 'falls'} from {q1.text} (1 agent) to {q2.text} (2 agents)"
 
 
@@ -249,7 +260,7 @@ def inverted_u(t: pd.DataFrame, where: Mapping[str, Any], metric: str = "SR", ta
     the paper's inverted U here". Fewer than three team sizes: cannot check.
     """
     claim = f"§4.2, {figure}: {metric} follows an inverted U over team sizes"
-    b = backend_of(_rows(t, where))
+    b = _backend(t, where)
     sizes = _sizes(t, where)
     qs = [q for n in sizes if (q := quote(t, table, {**where, "n_agents": n}, metric)) is not None]
     if len(qs) < 3:
@@ -291,7 +302,7 @@ def communication_helps(t: pd.DataFrame, where: Mapping[str, Any], table: str = 
     communication. No team size with both protocols: cannot check.
     """
     claim = "§5.2, Fig. 9, Table 9: removing communication lowers SR at every team size"
-    b = backend_of(_rows(t, where))
+    b = _backend(t, where)
     pairs = [p for p in _pairs(t, table, where, "protocol", "broadcast", "isolated", "n_agents") if p[0] >= 2]
     if not pairs:
         return _missing(b, f"no team of 2 or more agents with both broadcast and isolated {_cond(where)}", claim)
@@ -320,7 +331,7 @@ def communication_gap_widens(t: pd.DataFrame, where: Mapping[str, Any], table: s
     with both protocols: cannot check.
     """
     claim = "§5.2, Fig. 9b: the broadcast-isolated gap widens as teams grow"
-    b = backend_of(_rows(t, where))
+    b = _backend(t, where)
     pairs = [p for p in _pairs(t, table, where, "protocol", "broadcast", "isolated", "n_agents") if p[0] >= 2]
     if len(pairs) < 2:
         return _missing(b, f"fewer than two team sizes of 2 or more with both broadcast and isolated {_cond(where)}", claim)
@@ -401,7 +412,7 @@ def objects_decline(trends: pd.DataFrame, where: Mapping[str, Any], table: str =
     count): cannot check.
     """
     claim = f"§4.2, App. D.6, {figure}: SR declines with the number of objects"
-    b = backend_of(_rows(trends, where))
+    b = _backend(trends, where)
     qs = [q for n in _sizes(trends, where) if (q := quote(trends, table, {**where, "n_agents": n}, "slope")) is not None]
     if not qs:
         return _missing(b, f"no trend line over two or more object counts {_cond(where)}", claim)
@@ -429,7 +440,7 @@ def objects_robust(trends: pd.DataFrame, where: Mapping[str, Any], table: str = 
     1-agent slope or no multi-agent slope: cannot check.
     """
     claim = f"§4.2, {figure}: multi-agent teams decline less with more objects"
-    b = backend_of(_rows(trends, where))
+    b = _backend(trends, where)
     q1 = quote(trends, table, {**where, "n_agents": 1}, "slope")
     qs = [q for n in _sizes(trends, where) if n > 1 and (q := quote(trends, table, {**where, "n_agents": n}, "slope"))]
     if q1 is None or not qs:
@@ -463,8 +474,8 @@ def protocol_ranking(t: pd.DataFrame, structure: str, table: str = "modes") -> F
     "Isolated agents do not rank last ...". shown: both parts hold. Without leader or isolated
     rows, that part is left out; without either: cannot check.
     """
-    claim = "§5.1-5.2, Figs. 8a, 9a, Table 12: the leader ranks first and isolated agents last (2 agents)"
-    b = backend_of(_rows(t, {"structure": structure}))
+    claim = "§5.1, §5.2, Figs. 8a, 9a, Table 12: the leader ranks first and isolated agents last (2 agents)"
+    b = _backend(t, {"structure": structure})
     protos = list(_rows(t, {"structure": structure})["protocol"])
     qs = {p: q for p in protos if (q := quote(t, table, {"structure": structure, "protocol": p}, "SR")) is not None}
     if len(qs) < 2 or not ({"leader", "isolated"} & set(qs)):
@@ -509,7 +520,7 @@ def leader_scaling(t: pd.DataFrame, where: Mapping[str, Any], table: str = "scal
     shrink ...; <backend> does not show ...". Fewer than two team sizes with both: cannot check.
     """
     claim = "§5.1, Fig. 8b: the leader's advantage over broadcast shrinks as teams grow"
-    b = backend_of(_rows(t, where))
+    b = _backend(t, where)
     pairs = _pairs(t, table, where, "protocol", "leader", "broadcast", "n_agents")
     if len(pairs) < 2:
         return _missing(b, f"fewer than two team sizes with both leader and broadcast {_cond(where)}", claim)
@@ -572,7 +583,7 @@ def shared_memory_vs_broadcast(t: pd.DataFrame, structure: str, table: str = "me
     """
     claim = "§5.3, Figs. 10, 31: shared memory raises SR on parallel tasks and lowers it on sequential tasks"
     where = {"structure": structure}
-    b = backend_of(_rows(t, where))
+    b = _backend(t, where)
     pairs = _pairs(t, table, where, "protocol", "shared_memory", "broadcast", "n_agents")
     if not pairs:
         return _missing(b, f"no team size with both shared memory and broadcast on {structure} tasks", claim)
@@ -601,7 +612,7 @@ def shared_memory_progress(t: pd.DataFrame, structure: str = "parallel", table: 
     """
     claim = "§5.3, Fig. 10b: shared memory accelerates early progress (higher AUC)"
     where = {"structure": structure}
-    b = backend_of(_rows(t, where))
+    b = _backend(t, where)
     pairs = _pairs(t, table, where, "protocol", "shared_memory", "broadcast", "n_agents", metric="AUC")
     if not pairs:
         return _missing(b, f"no team size with both shared memory and broadcast on {structure} tasks", claim)
@@ -625,7 +636,7 @@ def memory_tokens(t: pd.DataFrame, structure: str = "parallel", table: str = "me
     """
     claim = "§5.3, Figs. 10a, 31: shared memory spends fewer tokens than broadcast"
     where = {"structure": structure}
-    b = backend_of(_rows(t, where))
+    b = _backend(t, where)
     pairs = _pairs(t, table, where, "protocol", "shared_memory", "broadcast", "n_agents", metric="TokensPerStep")
     if not pairs:
         return _missing(b, f"no team size with both shared memory and broadcast on {structure} tasks", claim)
@@ -645,7 +656,7 @@ def memory_tokens(t: pd.DataFrame, structure: str = "parallel", table: str = "me
 
 def _refmt(q: Quote, fmt: str) -> Quote:
     """The quote printed with another format."""
-    return Quote(q.table, q.where, q.column, q.value, fmt.format(q.value))
+    return Quote(q.table, q.where, q.column, q.value, fmt.format(q.value), fmt)
 
 
 # -- §6.1: priors ------------------------------------------------------------------------------------
@@ -655,22 +666,23 @@ def budgets_used(t: pd.DataFrame, expected: Mapping[str, int], table: str = "pri
     Paper (§3.1, §6.1): 60 total steps with full priors, extended to 80 for missing or noisy
     location priors (parallel tasks). Table: :func:`.tables.priors_table` (``prior``,
     ``budget``). ``expected`` maps prior -> the paper's budget. Wording: the budgets per prior,
-    then "the paper's budgets" (shown) or "not the paper's budgets for <priors>" (shown False; the
-    notebook's ``budget`` parameter overrode them).
+    then "the paper's budgets" (shown) or "not the paper's budgets for <priors>" (shown None: the
+    notebook's ``budget`` parameter overrode them, so the run is not comparable with the paper).
     """
     claim = "§3.1, §6.1: 60 steps with full priors, 80 with missing or noisy locations"
     b = backend_of(t)
     rows = t[["prior", "budget"]].drop_duplicates().sort_values(["prior", "budget"])
     if not len(rows):
         return _missing(b, "no episodes", claim)
-    quotes = [Quote(table, (("prior", p), ("budget", bu)), "budget", float(bu), str(int(bu)))
+    quotes = [Quote(table, (("prior", p), ("budget", bu)), "budget", float(bu), str(int(bu)), "{:.0f}")
               for p, bu in rows.itertuples(index=False)]
     listing = _join([f"{q.text} for {_prior(dict(q.where)['prior'])}" for q in quotes])
     off = sorted({dict(q.where)["prior"] for q in quotes if expected.get(dict(q.where)["prior"]) != int(q.value)})
+    shown = True if not off else None  # overridden budgets: the run is not comparable with the paper
     text = (f"Budgets (total steps over the team): {listing}; " +
             ("the paper's budgets (§3.1, §6.1)." if not off else
              f"not the paper's budgets for {_join([_prior(p) for p in off])} (the budget parameter overrode them; §3.1, §6.1)."))
-    return Finding(claim, _lead(b, text), not off, tuple(quotes))
+    return Finding(claim, _lead(b, text), shown, tuple(quotes))
 
 
 def prior_ablation(t: pd.DataFrame, variant: str, n_agents: int = 2, table: str = "priors") -> Finding:
@@ -825,7 +837,7 @@ def _profile_trend(t: pd.DataFrame, where: Mapping[str, Any], column: str, order
                    claim: str, ref: str, table: str, fmt: str, paper: str | None) -> Finding:
     """Is ``column`` rising along the profiles ``order``? ``paper``: what the paper says (for the
     sentence), or None when the paper makes no claim by capability (then ``shown`` is None)."""
-    b = backend_of(_rows(t, where))
+    b = _backend(t, where)
     qs = [(p, q) for p in order if (q := quote(t, table, {**where, "profile": p}, column, fmt)) is not None]
     if len(qs) < 2:
         return _missing(b, f"fewer than two profiles with {what}", claim)
@@ -912,7 +924,7 @@ def coordination_queries(t18: pd.DataFrame, structure: str, table: str = "table1
     <backend> does not show ...". No episode with or without a query: cannot check.
     """
     claim = "App. E.2, Table 18: coordination queries come with more objects and lower SR"
-    b = backend_of(_rows(t18, {"structure": structure}))
+    b = _backend(t18, {"structure": structure})
     w, wo = {"structure": structure, "Q.": "w/ Q."}, {"structure": structure, "Q.": "w/o Q."}
     sw, so = quote(t18, table, w, "SR (%)", "{:.1f}%"), quote(t18, table, wo, "SR (%)", "{:.1f}%")
     ow, oo = quote(t18, table, w, "Avg. #Obj."), quote(t18, table, wo, "Avg. #Obj.")
@@ -937,7 +949,7 @@ def correction_effect(t19: pd.DataFrame, group: str, table: str = "table19") -> 
     few wrong-grab episodes with and without correction): cannot check.
     """
     claim = "App. E.2, Tables 19-20: severity-adjusted, correction raises SR and CR"
-    b = backend_of(_rows(t19, {"group": group}))
+    b = _backend(t19, {"group": group})
     adj = {"group": group, "cond": "WG", "row": "Adj. Δ"}
     raw = {"group": group, "cond": "WG", "row": "Raw Δ"}
     qs, qc = quote(t19, table, adj, "SR (%)", "{:+.1f} pp"), quote(t19, table, adj, "CR (%)", "{:+.1f} pp")
