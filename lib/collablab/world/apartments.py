@@ -7,7 +7,8 @@ nodes, 114-217 grabbable, ~80 with SURFACES, 26-31 of them floor tiles):
   (``ROOM_SIDES``: the real rooms' interiors are 5-7.5 m, bathrooms 5 m), laid out as a 2x2
   block, a row of three with one room below, or a row of four, so that neighbours share a
   wall. Doors join neighbours along a seeded spanning tree of the shared walls (every pair of
-  rooms is joined by exactly one door path); each door is a ``door`` node (CAN_OPEN, OPEN) on
+  rooms is joined by exactly one door path; the bathroom, as in the real scenes, gets one
+  door unless it is the only way through). Each door is a ``door`` node (CAN_OPEN, OPEN) on
   the shared wall with BETWEEN edges to both rooms, plus a ``doorjamb`` node there, as in the
   real scenes.
 - **Structure.** Floor tiles (SURFACES) and ceiling tiles of at most 2.5 m, one wall node per
@@ -41,13 +42,13 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from .catalog import CLUTTER, FIXTURES, FURNITURE, Furniture, Size
+from .catalog import CLUTTER, FIXTURES, FURNITURE, Clutter, Furniture, Size
 from .scene import STRUCTURAL_CATEGORIES, Door, Scene
 from .views import DEFAULT_VIEW, ViewRule, box_of, horizontal_distance
 
 ROOMS = ("livingroom", "kitchen", "bedroom", "bathroom")
 #: interior side lengths (min, max) in metres, drawn in steps of ``STEP``
-ROOM_SIDES = {"livingroom": (5.0, 7.5), "kitchen": (5.0, 7.5), "bedroom": (4.5, 7.0), "bathroom": (3.5, 5.0)}
+ROOM_SIDES = {"livingroom": (5.0, 7.5), "kitchen": (5.0, 7.5), "bedroom": (5.0, 7.0), "bathroom": (3.5, 5.0)}
 STEP = 0.25
 TILE = 2.5  # floor and ceiling tiles are at most this long (the real scenes' tiles)
 WALL_HEIGHT = 2.5
@@ -175,8 +176,11 @@ def _layout(rng: random.Random) -> dict[str, Rect]:
     """Room rectangles (interiors) that share walls: 2x2 block, row of three plus one, or row of four."""
     order = list(ROOMS)
     rng.shuffle(order)
-    dims = [(_draw_side(rng, r), _draw_side(rng, r)) for r in order]
     family = rng.choice(("grid", "row3", "row4"))
+    if family != "grid":  # the bathroom at an end of the row (or below it): it has one neighbour to join
+        order.remove("bathroom")
+        order.insert(3 if family == "row3" else rng.choice((0, 3)), "bathroom")
+    dims = [(_draw_side(rng, r), _draw_side(rng, r)) for r in order]
     rects: list[Rect] = []
     if family == "row4":
         x = 0.0
@@ -561,12 +565,8 @@ class _Planner:
 
     def _optional(self, cls: str) -> None:
         p = self.wall(cls)
-        if p is None:
-            return
-        if cls == "tvstand":
+        if p is not None and cls == "tvstand":
             self._tvstand(p)
-        elif cls == "chair":
-            pass
 
     def _basin(self, counter: _Piece) -> None:
         """A sink set into the counter near its centre, the faucet behind it (seen from the counter)."""
@@ -736,12 +736,11 @@ class _Graph:
     def next_id(self) -> int:
         return len(self.nodes) + 1
 
-    def add(self, cls: str, f: Furniture, center: tuple[float, ...], size: tuple[float, ...], room: int,
-            category: str | None = None, props: tuple[str, ...] | None = None,
-            states: list[str] | None = None) -> int:
+    def add(self, cls: str, f: Furniture | Clutter, center: tuple[float, ...], size: tuple[float, ...],
+            room: int) -> int:
         nid = self.next_id
-        self.nodes.append(_node(nid, cls, category or f.category, f.properties if props is None else props,
-                                f.initial_states if states is None else states, center, size))
+        states = f.initial_states if isinstance(f, Furniture) else list(f.states)
+        self.nodes.append(_node(nid, cls, f.category, f.properties, states, center, size))
         self.edges.append({"from_id": nid, "relation_type": "INSIDE", "to_id": room})
         return nid
 
@@ -778,10 +777,8 @@ def _structure(g: _Graph, rid: int, rect: Rect) -> None:
         g.add("ceiling", FIXTURES["ceiling"], (cx, WALL_HEIGHT, cz), (t.w, 0.0, t.d), rid)
 
 
-def make_apartment(index: int, seed: int = 0) -> Scene:
-    """Apartment ``index`` (0-7 in our suite) as a Scene with doors, furniture and clutter."""
-    rng = random.Random(f"apartment-{seed}-{index}")
-    view = DEFAULT_VIEW
+def _plan(rng: random.Random, view: ViewRule) -> tuple[Any, ...]:
+    """Layout, doors, windows and furnished rooms (raises _Retry when a room cannot be furnished)."""
     rects = _layout(rng)
     order = list(rects)
     # doors: a seeded spanning tree of the shared walls
@@ -792,6 +789,7 @@ def make_apartment(index: int, seed: int = 0) -> Scene:
             if sh is not None:
                 cands.append((a, b, sh))
     rng.shuffle(cands)
+    cands.sort(key=lambda c: "bathroom" in c[:2])  # as in the real scenes, the bathroom has one door
     comp = {r: r for r in ROOMS}
 
     def root(r: str) -> str:
@@ -840,9 +838,24 @@ def make_apartment(index: int, seed: int = 0) -> Scene:
             except _Retry:
                 continue
         else:
-            raise RuntimeError(f"apartment {index} (seed {seed}): could not furnish the {name}")
+            raise _Retry(name)
         plans[name] = plan
+    return rects, order, links, wins, plans
 
+
+
+def make_apartment(index: int, seed: int = 0) -> Scene:
+    """Apartment ``index`` (0-7 in our suite) as a Scene with doors, furniture and clutter."""
+    rng = random.Random(f"apartment-{seed}-{index}")
+    view = DEFAULT_VIEW
+    for _ in range(10):  # a layout whose rooms cannot all be furnished is drawn again
+        try:
+            rects, order, links, wins, plans = _plan(rng, view)
+            break
+        except _Retry:
+            continue
+    else:
+        raise RuntimeError(f"apartment {index} (seed {seed}): could not furnish the rooms")
     g = _Graph()
     room_ids: dict[str, int] = {}
     for name in order:
@@ -910,8 +923,7 @@ def make_apartment(index: int, seed: int = 0) -> Scene:
         if spot is None:
             return False
         center, size = spot
-        nid = g.add(name, FURNITURE[fcls], center, size, space.room[fid], category=c.category,
-                    props=c.properties, states=list(c.states))
+        nid = g.add(name, c, center, size, space.room[fid])
         g.rel(nid, "INSIDE" if inside else "ON", fid)
         space.add(nid, fid, center, size)
         return True
