@@ -1,9 +1,11 @@
-"""What our apartments are made of: task objects, furniture and look-alikes.
+"""What our apartments are made of: task objects, look-alikes, furniture, fixtures and clutter.
 
 Object and furniture properties follow VirtualHome's vocabulary (checked against the
 VirtualHome resources and MECoBench scene graphs in the tests); the six object groups are
 mecobench.txt appendix A.3. Appearance texts are our own short descriptions, used as
-appearance priors.
+appearance priors. Sizes are real: per-class medians of the bounding boxes in the five
+MECoBench scenes (``parallel_5.json``), VirtualHome's TestScenes where MECoBench lacks a
+class (``tests/test_apartments.py`` compares them with the data).
 """
 
 from __future__ import annotations
