@@ -219,8 +219,10 @@ def test_leader_scaling_both_wordings():
     t = _scaling({("leader", 2): 0.8, ("broadcast", 2): 0.7, ("leader", 5): 0.6, ("broadcast", 5): 0.65})
     _ok(F.leader_scaling(t, W), {"scaling": t}, True, "0.80 with a leader vs 0.70 with broadcast at 2 agents",
         "shrinks as the team grows, as in the paper")
-    t = _scaling({("leader", 2): 0.7, ("broadcast", 2): 0.7, ("leader", 5): 0.8, ("broadcast", 5): 0.65})
+    t = _scaling({("leader", 2): 0.8, ("broadcast", 2): 0.7, ("leader", 5): 0.9, ("broadcast", 5): 0.65})
     _ok(F.leader_scaling(t, W), {"scaling": t}, False, "does not shrink", "heuristic backend")
+    t = _scaling({("leader", 2): 0.6, ("broadcast", 2): 0.7, ("leader", 5): 0.5, ("broadcast", 5): 0.65})
+    _ok(F.leader_scaling(t, W), {"scaling": t}, False, "the leader does not beat broadcast in the smallest team")
     t = _scaling({("leader", 2): 0.7, ("broadcast", 2): 0.7})
     _ok(F.leader_scaling(t, W), {"scaling": t}, None, "Not checked")
 
@@ -381,7 +383,7 @@ def test_failure_by_profile_both_wordings(fn, indicator, paper):
     t = _by_profile({"strong": 0.05, "medium": 0.1, "weak": 0.2}, indicator)
     f = fn(t)
     _ok(f, {"failures": t}, True if paper else None, "5.0% (strong), 10.0% (medium) and 20.0% (weak)", "rising from")
-    assert ("as the paper suggests" in f.text) == paper and ("no claim by capability" in f.text) != paper
+    assert ("in line with the paper" in f.text) == paper and ("no claim by capability" in f.text) != paper
     t = _by_profile({"strong": 0.05, "medium": 0.3, "weak": 0.2}, indicator)
     f = fn(t)
     _ok(f, {"failures": t}, False if paper else None, "not rising steadily")

@@ -48,3 +48,70 @@ def test_every_parameter_reaches_the_manifest(tmp_path, monkeypatch):
     recorded = json.loads(manifest.read_text())["params"]
     assert names <= set(recorded), sorted(names - set(recorded))
     assert recorded["priors"] == ["full", "none"] and recorded["n_tasks"] == 2
+
+
+def _defaults(nb: Path) -> dict:
+    import ast
+
+    return {k: ast.literal_eval(v["default"]) for k, v in pm.inspect_notebook(str(nb)).items()}
+
+
+def _specs(nb: Path, **over) -> list[dict]:
+    from collablab.studies.mecobench.experiments import SPECS
+
+    name = nb.stem if nb.stem in SPECS else "04_behaviours"
+    return SPECS[name]({**_defaults(nb), **over})
+
+
+#: Episodes all four notebooks run on their defaults: at the 0.13 s a heuristic episode takes today
+#: (0.3 s after a 2-3x slowdown) on 2 workers, plus about 10 s per notebook, they stay under 5 minutes.
+MAX_DEFAULT_EPISODES = 1400
+
+
+def test_default_grids_fit_the_time_budget():
+    from collablab.runs import canonical_json
+
+    total = sum(len({canonical_json(s) for s in _specs(nb)}) for nb in NOTEBOOKS)
+    assert total <= MAX_DEFAULT_EPISODES, f"{total} default episodes; the notebooks would take over 5 minutes"
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_budget_none_runs_the_papers_budget_and_a_set_budget_reaches_every_spec(nb):
+    from collablab.studies import mecobench as S
+
+    assert _defaults(nb)["budget"] is None
+    for s in _specs(nb, n_tasks=2):
+        r = S.resolve(s)
+        task = S.task_of(r)
+        assert S.config_of(r).resolved_budget(task) == S.paper_budget(task.structure, r["prior"])
+    assert {s["budget"] for s in _specs(nb, n_tasks=2, budget=70)} == {70}
+
+
+def test_priors_get_60_or_80_steps_by_default():
+    from collablab.studies import mecobench as S
+
+    specs = _specs(ROOT / "notebooks" / "03_priors.ipynb", n_tasks=1, team_sizes=[2])
+    got = {s["prior"]: S.config_of(S.resolve(s)).resolved_budget(S.task_of(S.resolve(s))) for s in specs}
+    assert got == {"full": 60, "no_appearance": 60, "no_location": 80, "none": 80, "noisy": 80}
+
+
+def test_shared_memory_runs_against_broadcast_at_four_agents_where_tasks_take_them():
+    from collablab.protocols import PROTOCOLS
+    from collablab.studies import mecobench as S
+
+    specs = _specs(ROOT / "notebooks" / "02_modes.ipynb", n_tasks=2)
+    mem = {(S.task_of(S.resolve(s)).structure, s["n_agents"], s["protocol"]) for s in specs
+           if s["protocol"] in ("shared_memory", "broadcast")}
+    assert PROTOCOLS["shared_memory"].min_agents <= 4
+    assert {("parallel", 4, "shared_memory"), ("parallel", 4, "broadcast")} <= mem
+    assert {("sequential", 2, "shared_memory"), ("sequential", 2, "broadcast")} <= mem
+    for s in specs:  # every spec the grid keeps can run (sequential tasks take one agent per zone)
+        S.validate(s)
+
+
+def test_sequential_tasks_run_with_and_without_communication_in_notebook_01():
+    from collablab.studies import mecobench as S
+
+    specs = _specs(ROOT / "notebooks" / "01_collaboration.ipynb", n_tasks=1)
+    seq = {s["protocol"] for s in specs if S.task_of(S.resolve(s)).structure == "sequential"}
+    assert seq == {"broadcast", "isolated"}

@@ -237,7 +237,7 @@ def second_agent_gain(t8: pd.DataFrame, structure: str = "parallel") -> Finding:
     quotes = [s1, s2]
     if q["AUC", 1] is not None and q["AUC", 2] is not None:
         a1, a2 = q["AUC", 1], q["AUC", 2]
-        text += f" and {_change('AUC', a1, a2)}"
+        text += f", and {_change('AUC', a1, a2)}"
         quotes += [a1, a2]
     shown = _v(s2) > _v(s1)
     text += ("; a second agent raises SR, as for most models in the paper (Fig. 6, Table 8)." if shown else
@@ -515,9 +515,11 @@ def leader_scaling(t: pd.DataFrame, where: Mapping[str, Any], table: str = "scal
     Paper (§5.1, Fig. 8b): centralized (leader) coordination is effective in small teams but
     saturates as team size increases, while decentralized broadcast becomes more competitive.
     Table: :func:`.tables.scaling_table` (``protocol`` leader and broadcast) within ``where``.
-    Wording (SR, two decimals): shown when leader minus broadcast is smaller at the largest team
-    than at the smallest: "the leader's edge shrinks ..., as in the paper"; otherwise "does not
-    shrink ...; <backend> does not show ...". Fewer than two team sizes with both: cannot check.
+    Wording (SR, two decimals): shown when the leader beats broadcast in the smallest team and
+    leader minus broadcast is smaller at the largest team: "the leader's edge shrinks ..., as in
+    the paper"; when the leader does not beat broadcast in the smallest team: "the leader does not
+    beat broadcast in the smallest team ..."; otherwise "does not shrink ..."; both with "<backend>
+    does not show ...". Fewer than two team sizes with both: cannot check.
     """
     claim = "§5.1, Fig. 8b: the leader's advantage over broadcast shrinks as teams grow"
     b = _backend(t, where)
@@ -525,14 +527,19 @@ def leader_scaling(t: pd.DataFrame, where: Mapping[str, Any], table: str = "scal
     if len(pairs) < 2:
         return _missing(b, f"fewer than two team sizes with both leader and broadcast {_cond(where)}", claim)
     (n0, l0, b0), (n1, l1, b1) = pairs[0], pairs[-1]
-    shown = round(_v(l1) - _v(b1), 2) < round(_v(l0) - _v(b0), 2)
+    g0, g1 = round(_v(l0) - _v(b0), 2), round(_v(l1) - _v(b1), 2)
+    shown = g0 > 0 and g1 < g0
     span = (f"SR {l0.text} with a leader vs {b0.text} with broadcast at {_agents(n0)}, "
             f"{l1.text} vs {b1.text} at {_agents(n1)}")
     where_txt = _cap(_cond({k: v for k, v in where.items() if k != "protocol"}))
-    text = (f"{where_txt}, {span}: the leader's edge over broadcast shrinks as the team grows, as in the paper (Fig. 8b)."
-            if shown else
-            f"{where_txt}, {span}: the leader's edge over broadcast does not shrink as the team grows; {_the(b)} "
-            "does not show the paper's saturating leader here (Fig. 8b).")
+    if shown:
+        text = f"{where_txt}, {span}: the leader's edge over broadcast shrinks as the team grows, as in the paper (Fig. 8b)."
+    elif g0 <= 0:
+        text = (f"{where_txt}, {span}: the leader does not beat broadcast in the smallest team, so {_the(b)} does not "
+                "show the paper's leader that helps small teams and then saturates (Fig. 8b).")
+    else:
+        text = (f"{where_txt}, {span}: the leader's edge over broadcast does not shrink as the team grows; {_the(b)} "
+                "does not show the paper's saturating leader here (Fig. 8b).")
     return Finding(claim, _lead(b, text), shown, (l0, b0, l1, b1))
 
 
@@ -849,8 +856,8 @@ def _profile_trend(t: pd.DataFrame, where: Mapping[str, Any], column: str, order
         text = (f"{head}: {'rising' if rising else 'not rising steadily'} {span} (the paper reports this over all models "
                 f"only, with no claim by capability; {ref}).")
         return Finding(claim, _lead(b, text), None, tuple(q for _, q in qs))
-    text = (f"{head}: rising {span}, as {paper} ({ref})." if rising else
-            f"{head}: not rising steadily {span}; {_the(b)} does not show the pattern {paper} here ({ref}).")
+    text = (f"{head}: rising {span}, in line with the paper: {paper} ({ref})." if rising else
+            f"{head}: not rising steadily {span}, so {_the(b)} does not show this pattern here; {paper} ({ref}).")
     return Finding(claim, _lead(b, text), rising, tuple(q for _, q in qs))
 
 
@@ -862,13 +869,13 @@ def wrong_grabs_by_profile(rates: pd.DataFrame, order: Sequence[str] = ("strong"
     fine-grained visual grounding confuse visually similar objects more often. Table:
     :func:`.tables.failure_rates` by ``profile`` (``indicator == "wrong_grab"``, ``rate``).
     Wording (one decimal %): shown when the rate rises strictly along ``order`` (strong to weak):
-    "rising ..., as the paper finds for weaker models"; otherwise "not rising steadily ...;
-    <backend> does not show ...". Fewer than two profiles: cannot check.
+    "rising ..., in line with the paper"; otherwise "not rising steadily ..., so <backend> does not
+    show this pattern here". Fewer than two profiles: cannot check.
     """
     return _profile_trend(rates, {"indicator": "wrong_grab"}, "rate", order,
                           "episodes with a wrong grab", "App. D.5: weaker visual grounding confuses look-alike objects",
                           "App. D.5, Table 21", table, "{:.1%}",
-                          "the paper suggests for models with weaker fine-grained visual grounding")
+                          "it suggests that weaker fine-grained visual grounding makes models confuse look-alike objects")
 
 
 def dup_grabs_by_profile(rates: pd.DataFrame, order: Sequence[str] = ("strong", "medium", "weak"),
@@ -910,7 +917,7 @@ def handover_failures_by_profile(t: pd.DataFrame, order: Sequence[str] = ("stron
     """
     return _profile_trend(t, {"structure": "sequential"}, "HFR", order, "HFR on sequential tasks",
                           "Tables 11-12: weaker models fail more handovers", "Tables 11-12", table, "{:.2f}",
-                          "in the paper's tables, where the weaker Qwen3-8B-VL fails the most handovers")
+                          "there the weaker Qwen3-8B-VL fails the most handovers")
 
 
 def coordination_queries(t18: pd.DataFrame, structure: str, table: str = "table18") -> Finding:
