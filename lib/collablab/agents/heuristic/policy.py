@@ -52,6 +52,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.said_checked: set[tuple[str, str]] = set()  # (furniture class, room) teammates searched
         self.blocked: dict[int, int] = {}  # spot -> step a walk to it found it full
         self.loc_claims: dict[tuple[str, str], dict[int, int]] = {}  # prior location -> {agent: step said}
+        self.my_loc: tuple[str, str, str] | None = None  # the prior location it is on its way to check
         self.last: Action = WAIT
         self.explored: set[str] = set()
         self.searched_rooms: set[str] = set()  # rooms whose every piece of furniture it looked at
@@ -67,8 +68,10 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.fails = 0
         self.near: int | None = None
         self.step = 0
+        self.last: Action = WAIT
         self.decisions = 0
         self.lapses = 0
+        self.lost = False
         self.obs: dict[str, Any] = {}
         self.offers: dict[int, tuple[int, int]] = {}  # door -> (agent, step) offering an object there
         self.ready: dict[int, tuple[int, int]] = {}  # door -> (agent, step) ready to receive there
@@ -107,7 +110,9 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             self._lapse()
 
     def _lapse(self) -> None:
-        """Forget the oldest third of the objects seen and of the furniture looked at."""
+        """Lose track: repeat the previous action this step, and forget the oldest third of the
+        objects seen and of the furniture looked at (see :func:`.profiles.lapse_chance`)."""
+        self.lost = True
         for memory in (self.known, self.checked):
             when = {k: (v.step if isinstance(v, Known) else v) for k, v in memory.items()}
             for k in sorted(when, key=lambda k: (when[k], k))[: len(when) // 3]:
@@ -195,11 +200,21 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.claims.setdefault(oid, {})[agent] = self.step
 
     def _claimed_by_other(self, oid: int) -> bool:
-        """Claimed by a teammate; when two claim the same object the lower agent id keeps it."""
+        """Claimed by a teammate. When two claim the same object, the one in its room keeps it,
+        then the lower agent id (rooms as teammates last said them)."""
         recent = [b for b, s in self.claims.get(oid, {}).items() if b != self.me and self.step - s <= CLAIM_TTL]
         if not recent:
             return False
-        return any(b < self.me for b in recent) if self.my_claim == oid else True
+        if self.my_claim != oid:
+            return True
+        k = self.known.get(oid)
+        room = k.room if k is not None else None
+
+        def rank(agent: int) -> tuple[bool, int]:
+            where = self.obs.get("room") if agent == self.me else self.teammate_room.get(agent)
+            return (where != room, agent)
+
+        return any(rank(b) < rank(self.me) for b in recent)
 
     # -- communication ---------------------------------------------------------------------------
     def hear(self, messages: list[Message]) -> None:
@@ -377,6 +392,9 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             self.done_believed = False  # a concrete assignment from the leader overrides the belief
         if self.done_believed:
             return WAIT, "believes the task is complete"
+        if self.lost:
+            self.lost = False
+            return self.last, "lost track: repeats its previous action"
         held = [h["id"] for h in obs["holding"]]
         # notice a wrong object in hand (self-correction)
         for oid in held:
@@ -680,17 +698,32 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
 
     def _next_prior(self, zone: set[str] | None = None, exclude: set[str] | None = None
                     ) -> tuple[str, str, str] | None:
-        """(class, furniture, room) of a prior location of a needed class not yet looked at."""
+        """(class, furniture, room) of a prior location of a needed class not yet looked at.
+
+        For its own plan (no ``zone``) the agent keeps the location it chose until it is done
+        with it or a teammate ahead of it says it checks the same place."""
+        if zone is None and exclude is None and self.my_loc is not None:
+            cls, furn, room = self.my_loc
+            if self._needed(cls) and not self._location_done(furn, room) and not self._location_taken((furn, room)):
+                return self.my_loc
+            self.my_loc = None
         rooms = zone if zone is not None else set(self.ctx.allowed_rooms)
-        for loc in self.goal.locations:
+        for loc in self._prior_order():
             if loc.room is None or loc.room not in rooms or (exclude and loc.room in exclude):
                 continue
             if self._location_done(loc.furniture, loc.room) or not self._needed(loc.cls):
                 continue
             if self._location_taken((loc.furniture, loc.room)):
                 continue
+            if zone is None and exclude is None:
+                self.my_loc = (loc.cls, loc.furniture, loc.room)
             return loc.cls, loc.furniture, loc.room
         return None
+
+    def _prior_order(self) -> list[Any]:
+        """Prior locations, those in the agent's current room first (then as the goal lists them)."""
+        here = self.obs.get("room")
+        return sorted(self.goal.locations, key=lambda loc: loc.room != here)
 
     def _location_taken(self, loc: tuple[str, str]) -> bool:
         """A teammate with a lower id said recently it checks this prior location (B.3 messages)."""

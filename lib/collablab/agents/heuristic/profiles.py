@@ -28,9 +28,10 @@ def lapse_chance(profile: "Profile", decisions: int) -> float:
 
     LLM agents reason over their whole action history (mecobench.txt §2.3: "to support
     long-horizon execution over dozens of steps"), and the longer it is the more of the early
-    observations they lose. We model that as a chance that grows with the agent's own number
-    of decisions so far, ``drift * decisions / 60`` capped at one half; a lapse forgets the
-    oldest third of what the agent saw (objects and furniture it looked at). It depends only on
+    observations they lose and the more often they repeat themselves. We model that as a chance
+    that grows with the agent's own number of decisions so far, ``drift * decisions / 60``
+    capped at one half; a lapse repeats the previous action and forgets the oldest third of what
+    the agent saw (objects and furniture it looked at). It depends only on
     the agent's own history, never on team size, prior or protocol; it is why, at one total
     step budget, members of a team (each with a shorter history) forget less than a lone agent.
     """
@@ -43,7 +44,7 @@ PROFILES: dict[str, Profile] = {
                       p_believe_done=0.2, p_forget_claim=0.05, p_explore_random=0.02, p_silent=0.05, drift=0.1),
     "medium": Profile("medium", p_wrong_grab=0.12, p_notice_mistake=0.35, p_false_done=0.006,
                       p_believe_done=0.5, p_forget_claim=0.2, p_explore_random=0.06, p_zone_slip=0.25, p_silent=0.15,
-                      report_limit=3, drift=0.25),
+                      report_limit=3, drift=0.6),
     "weak": Profile("weak", p_wrong_grab=0.3, p_notice_mistake=0.15, p_false_done=0.015,
                     p_believe_done=0.8, p_forget_claim=0.45, p_explore_random=0.15, p_zone_slip=0.5, p_silent=0.35,
                     report_limit=2, delegates=False, drift=0.5),

@@ -18,6 +18,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from ...runs.fingerprint import code_fingerprint
 from ...world.apartments import Spots, make_apartment
 from ...world.catalog import CONFUSABLE, TASK_OBJECTS, object_class
 from ...world.scene import Scene
@@ -26,7 +27,7 @@ from .oracle import OracleTeam
 from .tasks import Task, task_from_record
 from .templates import CAPACITY, LEGAL_CONTAINERS, LEGAL_SURFACES, TEMPLATES, Template
 
-SUITE_VERSION = "collablab-mecobench-v1"
+SUITE_VERSION = "collablab-mecobench-v2"  # v2: paper-scale apartments, real boxes
 N_APARTMENTS = 8
 SUBGOAL_RANGE = (2, 7)
 TASKS_PER_CELL = 2  # per (template, subgoal count) -> 8 * 6 * 2 = 96 tasks
@@ -313,9 +314,11 @@ def generate_suite(seed: int = 0, limit: int | None = None) -> list[dict[str, An
 
 
 def load_suite(seed: int = 0, cache_dir: str | Path | None = None, limit: int | None = None) -> list[Task]:
-    """The suite as Tasks, generated once per seed and cached as a MECoBench-schema file."""
+    """The suite as Tasks, generated once per seed and code version (the generator, the world and
+    the oracle that validates it all shape the records) and cached as a MECoBench-schema file."""
     if cache_dir is not None:
-        path = Path(cache_dir) / f"{SUITE_VERSION}-seed{seed}{'' if limit is None else f'-first{limit}'}.json"
+        tag = f"{SUITE_VERSION}-{code_fingerprint()}-seed{seed}{'' if limit is None else f'-first{limit}'}"
+        path = Path(cache_dir) / f"{tag}.json"
         if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(".tmp")
