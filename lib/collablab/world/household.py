@@ -304,10 +304,9 @@ class Household:
         return None
 
     def is_open(self, nid: int) -> bool:
-        n = self.node(nid)
-        if self._S.CLOSED in n.states:  # the executor's own rule, CAN_OPEN or not
-            return False
-        return self._P.CAN_OPEN not in n.properties or self._S.OPEN in n.states
+        """Not CLOSED: the executor's own rule (it refuses to open what is not CLOSED), so a
+        container with neither state shows what is in it."""
+        return self._S.CLOSED not in self.node(nid).states
 
     def hidden_by(self, nid: int) -> int | None:
         """The closed container that hides ``nid``, if any.

@@ -54,7 +54,7 @@ class SharedMemoryMixin:
         for a, ids in g.get("agent_holding", {}).items():
             if int(a) != self.me:
                 self.teammate_holding[int(a)] = [x.get("id") for x in ids if isinstance(x, dict)]
-        if g.get("task_complete_claimed") and self.rng.random() < self.profile.p_believe_done:
+        if g.get("task_complete_claimed") and self.talk_rng.random() < self.profile.p_believe_done:
             self.done_believed = True
 
     def write_memory(self, mem: dict[str, Any]) -> Utterance | None:

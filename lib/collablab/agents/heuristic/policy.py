@@ -41,7 +41,11 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
     def reset(self, ctx: AgentContext) -> None:
         self.ctx = ctx
         self.me = ctx.agent
+        # separate streams: what it hears or says never shifts the draws behind what it does,
+        # so protocols differ only by the information they carry
         self.rng = random.Random(f"heuristic-{ctx.seed}-{ctx.agent}")
+        self.talk_rng = random.Random(f"heuristic-talk-{ctx.seed}-{ctx.agent}")
+        self.forget_now = self.confuse_now = False
         self.goal = parse_goal_text(ctx.goal_text)
         self.profile = self.base_profile  # the same in every condition (no prior, size or protocol branch)
         self.known: dict[int, Known] = {}
@@ -97,6 +101,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             self.near = obs.get("standing_at")
         self._absorb_view(obs, mine=True)
         for h in obs["holding"]:
+            self.known.pop(h["id"], None)  # in hand: no longer somewhere to fetch from
             self.believed.setdefault(h["id"], h["class_name"])
             self.cls_of.setdefault(h["id"], self.believed[h["id"]])
         held = {h["id"] for h in obs["holding"]}
@@ -106,6 +111,8 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         if not self.done_believed and self._cr() >= 0.5 and self.rng.random() < self.profile.p_false_done:
             self.done_believed = True
         self.decisions += 1
+        self.forget_now = self.rng.random() < self.profile.p_forget_claim  # this step's slips
+        self.confuse_now = self.rng.random() < self.profile.p_wrong_grab
         if self.profile.drift and self.rng.random() < lapse_chance(self.profile, self.decisions):
             self._lapse()
 
@@ -131,7 +138,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             if fid in self.furniture or fid in visible and "GRABBABLE" not in visible[fid].get("properties", []):
                 v = visible.get(fid)
                 props = v.get("properties", []) if v is not None else []
-                if v is None or not {"CAN_OPEN", "CONTAINERS"} <= set(props) or "OPEN" in v.get("states", []):
+                if v is None or not {"CAN_OPEN", "CONTAINERS"} <= set(props) or "CLOSED" not in v.get("states", []):
                     self.checked.setdefault(fid, self.step)
         for oid, k in list(self.known.items()):
             # forget a remembered object only where it should be seen now and is not
@@ -144,7 +151,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             if "GRABBABLE" not in props:
                 self.furniture[v["id"]] = (v["class_name"], room)
                 if "CAN_OPEN" in props and "CONTAINERS" in props:
-                    self.closed[v["id"]] = "OPEN" not in v["states"]
+                    self.closed[v["id"]] = "CLOSED" in v["states"]
                 continue
             if v.get("held_by") is not None:
                 self.known.pop(v["id"], None)
@@ -156,7 +163,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                                         "inside" if v.get("inside") else "on", self.step)
 
     def _hidden(self, k: Known) -> bool:
-        return k.rel == "inside" and k.loc is not None and self.closed.get(k.loc, True)
+        return k.rel == "inside" and k.loc is not None and self.closed.get(k.loc, False)
 
     # -- goal bookkeeping ---------------------------------------------------------------------
     def _progress(self) -> list[dict[str, Any]]:
@@ -227,7 +234,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
     def _absorb_facts(self, sender: int, f: M.Facts) -> None:
         for oid in f.claims:
             self._claim(oid, sender)
-            if self.my_claim == oid and sender < self.me and self.rng.random() >= self.profile.p_forget_claim:
+            if self.my_claim == oid and sender < self.me and self.talk_rng.random() >= self.profile.p_forget_claim:
                 self.my_claim = None  # tie-break: the lower agent id keeps a shared claim
         for loc in f.checking:
             self.loc_claims.setdefault(loc, {})[sender] = self.step
@@ -250,7 +257,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                     del self.known[oid]
             if furn:
                 self.said_checked.add((furn, room))
-        if f.done and not self.done_believed and self.rng.random() < self.profile.p_believe_done:
+        if f.done and not self.done_believed and self.talk_rng.random() < self.profile.p_believe_done:
             self.done_believed = True
         if f.room_assignments.get(self.me) and self.preferred_room is None:
             self.preferred_room = f.room_assignments[self.me]
@@ -320,7 +327,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         if kind != "report" and self.profile.delegates:
             parts += self._delegations()
         essential = bool(offer) or (wait_door is not None)
-        if not essential and self.rng.random() < self.profile.p_silent:
+        if not essential and self.talk_rng.random() < self.profile.p_silent:
             return Utterance(None, ready=True, note="silent")
         text = " ".join(parts) if parts else None
         return Utterance(text, ready=True)
@@ -563,9 +570,14 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                     (self.me + 1) % self.ctx.n_agents)
 
     def _fetch_candidate(self, same_room: bool = False) -> int | None:
+        """The known object to fetch next: in this room first, then in rooms no teammate is in;
+        an object in a room where a teammate is (as it said) only when no prior location is left
+        to check (division of labour by room, which only talking makes possible)."""
         rem = self._remaining()
         best = None
-        forget = self.rng.random() < self.profile.p_forget_claim
+        busy = {r for b, r in self.teammate_room.items() if b != self.me}
+        locs_left = self._next_prior() is not None
+        forget = self.forget_now
         for oid, k in sorted(self.known.items()):
             if rem.get(k.cls, 0) <= 0 or self._on_target(oid, k) or k.room not in self.ctx.allowed_rooms:
                 continue
@@ -576,7 +588,10 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             troom = self._target_room(k.cls)
             if troom is not None and troom not in self.ctx.allowed_rooms and self._door_towards(troom) is None:
                 continue
-            key = (0 if k.room == self.obs["room"] else 1, oid)
+            rank = 0 if k.room == self.obs["room"] else (2 if k.room in busy else 1)
+            if rank == 2 and locs_left:
+                continue
+            key = (rank, oid)
             if best is None or key < best[0]:
                 best = (key, oid)
         return None if best is None else best[1]
@@ -589,7 +604,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             if oid is not None:
                 k = self.known[oid]
                 look = self._lookalike(k) if k.room == self.obs["room"] else None
-                if look is not None and self.rng.random() < self.profile.p_wrong_grab:
+                if look is not None and self.confuse_now:
                     self.known[look] = Known(k.cls, k.room, self.known[look].loc, self.known[look].loc_cls,
                                              self.known[look].rel, self.step)
                     self.believed[look] = k.cls
@@ -676,8 +691,9 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             del self.known[oid]  # searched the whole room for it: it is not there any more
             self.my_claim = None
             return WAIT
-        loc = vis[oid].get("on") or vis[oid].get("inside")
-        if self.near not in (oid, loc):
+        loc = vis[oid].get("inside")
+        # standing at an opened container brings what is inside within reach; else walk to it
+        if self.near != oid and not (loc is not None and loc in self.closed and self.near == loc):
             return Action("walk", obj=oid)
         return Action("grab", obj=oid)
 

@@ -49,7 +49,8 @@ def singular(word: str, count: int) -> str:
     w = word.lower()
     if count == 1:
         return w
-    if w.endswith("es") and w[:-2].endswith(("s", "sh", "ch", "x")):
+    # "waterglasses" -> waterglass, "boxes" -> box, but "mouses" -> mouse (a single s is the stem's)
+    if w.endswith("es") and w[:-2].endswith(("ss", "sh", "ch", "x", "zz")):
         return w[:-2]
     return w[:-1] if w.endswith("s") else w
 
