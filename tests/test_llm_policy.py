@@ -118,7 +118,10 @@ def notes(records: dict) -> list[dict]:
 # -- grounding (B.4) against a real household ------------------------------------------------------------
 @pytest.fixture
 def world():
-    return make_world(tasks_of("suite", 0)["cl000-p"], 2, 0)
+    """The mini household, agent 0 standing at the kitchen table (so it sees what lies on it)."""
+    w = mini_world()
+    w.step({0: Action("walk", obj=11), 1: Action("wait")})
+    return w
 
 
 def ground(sem: dict, obs: dict, valid=None) -> G.Grounded:
@@ -128,28 +131,28 @@ def ground(sem: dict, obs: dict, valid=None) -> G.Grounded:
 
 
 def test_grounding_class_plural_synonym_fuzzy_and_id_then_the_world_executes_it(world):
-    obs = world.observe(0)  # livingroom: desk (10), barsoap (26) and boardgame (29) on it, cabinet (11)
-    g = ground({"action": "grab", "parameter_1": {"name": "barsoap", "description": "cream soap"}}, obs)
-    assert g.ok and g.action == Action("grab", obj=26) and g.executed == "[grab] <barsoap> (26)"
+    obs = world.observe(0)  # at the kitchen table: cupcake (21), apple (22), plate (23); fridge (10), chair (12)
+    g = ground({"action": "grab", "parameter_1": {"name": "cupcake", "description": "pink frosting"}}, obs)
+    assert g.ok and g.action == Action("grab", obj=21) and g.executed == "[grab] <cupcake> (21)"
     assert g.matches == {"parameter_1": "class"}
-    assert ground({"action": "grab", "parameter_1": {"name": "board games"}}, obs).action.obj == 29
-    assert ground({"action": "Pick Up", "parameter_1": {"name": "soap"}}, obs).action == Action("grab", obj=26)
-    assert ground({"action": "open", "parameter_1": {"name": "cupboard"}}, obs).action == Action("open", obj=11)
-    fuzzy = ground({"action": "walk", "parameter_1": {"name": "dessk"}}, obs)
-    assert fuzzy.action == Action("walk", obj=10) and fuzzy.matches["parameter_1"] == "fuzzy"
-    assert ground({"action": "grab", "parameter_1": "boardgame (29)"}, obs).matches["parameter_1"] == "id"
+    assert ground({"action": "grab", "parameter_1": {"name": "apples"}}, obs).action.obj == 22
+    assert ground({"action": "Pick Up", "parameter_1": {"name": "cake"}}, obs).action == Action("grab", obj=21)
+    assert ground({"action": "open", "parameter_1": {"name": "refrigerator"}}, obs).action == Action("open", obj=10)
+    fuzzy = ground({"action": "walk", "parameter_1": {"name": "kitchentabel"}}, obs)
+    assert fuzzy.action == Action("walk", obj=11) and fuzzy.matches["parameter_1"] == "fuzzy"
+    assert ground({"action": "grab", "parameter_1": "plate (23)"}, obs).matches["parameter_1"] == "id"
     # an id the model made up falls back to the name; the world then runs what was grounded
-    g = ground({"action": "grab", "parameter_1": {"name": "barsoap", "id": 999}}, obs)
-    assert g.action.obj == 26
-    walk = ground({"action": "walk", "parameter_1": {"name": "soap"}}, obs).action
+    g = ground({"action": "grab", "parameter_1": {"name": "cupcake", "id": 999}}, obs)
+    assert g.action.obj == 21
+    walk = ground({"action": "walk", "parameter_1": {"name": "cupcake"}}, obs).action
     assert world.step({0: walk, 1: Action("wait")})[0].status == "ok"
     res = world.step({0: g.action, 1: Action("wait")})[0]
     assert res.status == "ok" and "grabbed" in res.feedback
     obs = world.observe(0)
-    put = ground({"action": "put_on", "parameter_1": {"name": "soap bar"}, "parameter_2": {"name": "sofa"}}, obs)
-    assert put.action == Action("put_on", obj=26, target=9)
-    bad = ground({"action": "put_on", "parameter_1": {"name": "boardgame"}, "parameter_2": {"name": "sofa"}}, obs)
-    assert not bad.ok and "boardgame" in bad.error and bad.action.name == G.INVALID_GROUNDING
+    put = ground({"action": "put_on", "parameter_1": {"name": "cup cake"}, "parameter_2": {"name": "table"}}, obs)
+    assert put.action == Action("put_on", obj=21, target=11)
+    bad = ground({"action": "put_on", "parameter_1": {"name": "apple"}, "parameter_2": {"name": "table"}}, obs)
+    assert not bad.ok and "apple" in bad.error and bad.action.name == G.INVALID_GROUNDING
 
 
 def test_grounding_description_breaks_ties_among_same_class_and_partial_names():

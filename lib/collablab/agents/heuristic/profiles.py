@@ -44,10 +44,10 @@ PROFILES: dict[str, Profile] = {
                       p_believe_done=0.2, p_forget_claim=0.05, p_explore_random=0.02, p_silent=0.05, drift=0.1),
     "medium": Profile("medium", p_wrong_grab=0.12, p_notice_mistake=0.35, p_false_done=0.006,
                       p_believe_done=0.0, p_forget_claim=0.2, p_explore_random=0.06, p_zone_slip=0.25, p_silent=0.15,
-                      report_limit=3, drift=1.0),
+                      report_limit=3, drift=0.3),
     "weak": Profile("weak", p_wrong_grab=0.3, p_notice_mistake=0.15, p_false_done=0.015,
                     p_believe_done=0.8, p_forget_claim=0.45, p_explore_random=0.15, p_zone_slip=0.5, p_silent=0.35,
-                    report_limit=2, delegates=False, drift=0.5),
+                    report_limit=2, delegates=False, drift=0.6),
 }
 
 
