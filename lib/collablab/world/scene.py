@@ -261,10 +261,11 @@ def doors_from_between_edges(graph: dict[str, Any]) -> list[Door]:
 
 
 def strip_characters(graph: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``graph`` without character nodes and their edges."""
+    """``graph`` without character nodes and their edges (new lists; the node dicts are shared,
+    never mutated: the world runs on :meth:`Scene.copy_graph`)."""
     chars = {int(n["id"]) for n in graph["nodes"] if n["class_name"] == "character"}
     return {
-        "nodes": [copy.deepcopy(n) for n in graph["nodes"] if int(n["id"]) not in chars],
+        "nodes": [n for n in graph["nodes"] if int(n["id"]) not in chars],
         "edges": [
             dict(e) for e in graph["edges"] if int(e["from_id"]) not in chars and int(e["to_id"]) not in chars
         ],

@@ -12,6 +12,7 @@ Records are written in MECoBench's schema, so ``load_tasks`` reads ours and thei
 from __future__ import annotations
 
 import functools
+import os
 import json
 import math
 import random
@@ -321,9 +322,12 @@ def load_suite(seed: int = 0, cache_dir: str | Path | None = None, limit: int | 
         path = Path(cache_dir) / f"{tag}.json"
         if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(generate_suite(seed, limit), indent=1) + "\n")
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")  # workers may generate it at once
+            tmp.write_text(json.dumps(generate_suite(seed, limit), separators=(",", ":")) + "\n")
             tmp.replace(path)
+            for old in path.parent.glob(f"{SUITE_VERSION.rsplit('-', 1)[0]}-*seed{seed}*.json"):
+                if old != path and old.name.endswith(path.name.split(f"seed{seed}")[1]):
+                    old.unlink(missing_ok=True)  # an earlier code version's suite (49 MB each)
         records = json.loads(path.read_text())
     else:
         records = generate_suite(seed, limit)
