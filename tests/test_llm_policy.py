@@ -11,15 +11,14 @@ from collections import Counter, defaultdict
 from typing import Any, Callable
 
 import pytest
-from conftest import replay_comparable
+from conftest import FLAT_TASK_IDS, mini_world, replay_comparable
 
 from collablab.agents.llm import grounding as G
 from collablab.agents.llm.replies import parse_act, parse_assignments, parse_message
-from collablab.studies.mecobench import make_world
 from collablab.llm import ResponseCache, endpoint_limiter
 from collablab.llm.cache import CacheMiss
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
-from collablab.studies.mecobench import resolve, run_spec, tasks_of
+from collablab.studies.mecobench import resolve, run_spec
 from collablab.world.actions import Action
 
 SILENT = "[THINKING] nothing new.\n[MESSAGE] <NO_MESSAGE>"
@@ -105,10 +104,28 @@ def serve():
         s.stop()
 
 
+#: the task file every spec runs (conftest's flat, written once per module by ``flat_task_file``)
+TASKS: dict[str, str] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def flat_task_file(flat_tasks):
+    """The flat of tests/conftest.py: livingroom (1) with coffeetable (8), sofa (9) with a pillow
+    (28), desk (10) with barsoap (26) and boardgame (29), cabinet (11); kitchen (2) with the
+    dishwasher (12) holding the toothbrush (27); bedroom (3); bathroom (4) with the
+    bathroomcounter (17), the goal. Doors 5 bedroom-bathroom, 6 livingroom-bedroom (the
+    sequential handover), 7 kitchen-livingroom. Parallel: agents start in the living room and the
+    bedroom; sequential: agent 0 (livingroom, kitchen) starts in the kitchen, agent 1 (bedroom,
+    bathroom) in the bedroom."""
+    TASKS["source"] = str(flat_tasks)
+    yield
+    TASKS.clear()
+
+
 def spec(srv: FakeOpenAIServer, tmp_path, **kw: Any) -> dict[str, Any]:
-    return {"task_id": "cl000-p", "policy": "llm", "model": "fake-model", "base_url": srv.base_url,
-            "provider": "vllm", "budget": 2, "llm_cache": str(tmp_path / "cache.sqlite"), "llm_cache_mode": "rw",
-            "llm_max_attempts": 1, **kw}
+    return {"task_source": TASKS["source"], "task_id": FLAT_TASK_IDS["parallel"], "policy": "llm",
+            "model": "fake-model", "base_url": srv.base_url, "provider": "vllm", "budget": 2,
+            "llm_cache": str(tmp_path / "cache.sqlite"), "llm_cache_mode": "rw", "llm_max_attempts": 1, **kw}
 
 
 def notes(records: dict) -> list[dict]:
@@ -237,7 +254,13 @@ def test_broadcast_message_and_silence_reach_the_teammates_act_prompt(serve, tmp
     act1 = script.prompts("act", 1)[0]
     assert "Agent 0 (broadcast): I will grab the barsoap (26) on the desk." in act1.split("**Current round dialogue:**")[1]
     bc = script.prompts("broadcast", 0)[0]
-    assert "## Communication" in bc and "barsoap (26): on desk (10)" in bc and "$" not in bc
+    assert "## Communication" in bc and "$" not in bc
+    # what agent 0 sees from the living room's centre: the furniture and the pillow on the sofa,
+    # not the small barsoap and boardgame on the desk 2.4 m away (it has to walk to the desk)
+    seen = bc.split("**Current observation")[1].split("**Holding objects:**")[0]
+    assert "- desk (10): surface\n" in seen and "- pillow (28): on sofa (9)\n" in seen
+    assert "barsoap" not in seen and "boardgame" not in seen
+    assert "You are in the livingroom. Doors here: door 6 to the bedroom, door 7 to the kitchen." in seen
     assert rec["episode"]["backend"] == "vllm:fake-model" and rec["episode"]["model"] == "fake-model"
     ids = [c["id"] for n in notes(rec) for c in n["calls"]]
     assert len(ids) == len(set(ids)) == 4 and all(re.fullmatch(r"[0-9a-f]{12}/s0/a[01]/t0/(broadcast|act)/r0", i)
@@ -269,19 +292,22 @@ def test_leader_reports_json_assignments_and_a_recorded_default(serve, tmp_path)
     script = Script({
         "report": "[THINKING] t\n[MESSAGE] I am in the bathroom next to the bathroomcounter.",
         "assign": '[THINKING] t\n[MESSAGES] [{"receiver": "Agent 0", "type": "assignment", "content": '
-                  '"walk to the barsoap on the desk"}, {"receiver": "Agent 7", "type": "assignment", "content": "x"}]',
-        ("act", 0): act("walk", {"name": "barsoap", "description": "on the desk"}),
+                  '"walk to the desk with the barsoap"}, {"receiver": "Agent 7", "type": "assignment", '
+                  '"content": "x"}]',
+        ("act", 0): act("walk", {"name": "desk", "description": "the desk with the barsoap"}),
     })
     srv = serve(script)
     rec = run_spec(spec(srv, tmp_path, protocol="leader"))
     assert "Agent 1 (report to Agent 0): I am in the bathroom" in script.prompts("assign", 0)[0]
-    assert "Your assignment from the leader for this step: walk to the barsoap on the desk" in script.prompts("act", 0)[0]
+    assert "Your assignment from the leader for this step: walk to the desk with the barsoap" in \
+        script.prompts("act", 0)[0]
     act1 = script.prompts("act", 1)[0]
     assert "Your assignment from the leader for this step: No assignment was given to you" in act1
     lead = notes(rec)[0]
     assert lead["assign"] == {"defaulted": [1], "ignored": ["Agent 7"]}
     assert rec["steps"][0]["action"] == "walk" and rec["steps"][0]["status"] == "ok"
-    assert rec["steps"][0]["message"].startswith("Agent 0: walk to the barsoap on the desk Agent 1: No assignment")
+    assert json.loads(rec["steps"][0]["args"])["obj"] == 10
+    assert rec["steps"][0]["message"].startswith("Agent 0: walk to the desk with the barsoap Agent 1: No assignment")
     assert "report" in [c["phase"] for c in notes(rec)[1]["calls"]]
 
 
@@ -333,7 +359,7 @@ def test_shared_memory_is_written_by_one_agent_and_read_by_the_next(serve, tmp_p
 
 def test_malformed_and_failed_replies_are_recorded_invalid_and_the_episode_goes_on(serve, tmp_path):
     script = Script({("act", 0): ["I think I should grab something.", '{"action": "grab", "parameter_1": {"name": "unicorn"}}',
-                                  FakeReply(status=500, error_message="boom"), act("walk", "barsoap")]})
+                                  FakeReply(status=500, error_message="boom"), act("walk", "desk")]})
     srv = serve(script)
     rec = run_spec(spec(srv, tmp_path, budget=8, llm_max_reasks=0))
     s0 = [s for s in rec["steps"] if s["agent"] == 0]
@@ -350,11 +376,11 @@ def test_malformed_and_failed_replies_are_recorded_invalid_and_the_episode_goes_
 
 
 def test_a_reask_fixes_an_unreadable_reply_with_its_own_cache_key(serve, tmp_path):
-    script = Script({("act", 0): "hmm?", ("act+reask", 0): act("grab", "barsoap")})
+    script = Script({("act", 0): "hmm?", ("act+reask", 0): act("walk", "desk")})
     srv = serve(script)
     rec = run_spec(spec(srv, tmp_path, llm_max_reasks=1))
     n = notes(rec)[0]
-    assert rec["steps"][0]["action"] == "grab" and n["calls"][-1]["asks"] == 2
+    assert rec["steps"][0]["action"] == "walk" and rec["steps"][0]["status"] == "ok" and n["calls"][-1]["asks"] == 2
     rows = ResponseCache(tmp_path / "cache.sqlite", "rw").rows()
     act_rows = sorted(r["attempt"] for r in rows if r["call_id"].endswith("/a0/t0/act/r0"))
     assert act_rows == [0, 1]
@@ -389,16 +415,20 @@ def test_structured_mode_asks_for_one_json_object_with_the_schema(serve, tmp_pat
 
 
 def test_optional_llm_decoder_grounds_what_the_rules_cannot(serve, tmp_path):
-    script = Script({("act", 0): act("walk", {"name": "thing", "description": "the soap-ish item"}),
-                     "decode": '{"action": "walk", "parameter_ids": [26]}'})
+    script = Script({("act", 0): act("walk", {"name": "thing", "description": "the big wooden one I write at"}),
+                     "decode": '{"action": "walk", "parameter_ids": [10]}'})
     srv = serve(script)
     rec = run_spec(spec(srv, tmp_path, grounding="rules+llm"))
     s0 = rec["steps"][0]
     n0 = json.loads(s0["note"])
-    assert s0["action"] == "walk" and json.loads(s0["args"])["obj"] == 26 and n0["match"] == {"parameter_1": "llm"}
+    assert s0["action"] == "walk" and json.loads(s0["args"])["obj"] == 10 and n0["match"] == {"parameter_1": "llm"}
+    assert s0["status"] == "ok"
     assert [c["phase"] for c in n0["calls"]] == ["broadcast", "act", "decode"] and n0["resolver"] == "ok"
     decoder = script.prompts("decode", 0)[0]
-    assert '"candidates": [{"class_name": "coffeetable", "id": 8}' in decoder
+    # the candidates are what agent 0 sees from the living room's centre (not the barsoap on the desk)
+    assert ('"candidates": [{"class_name": "coffeetable", "id": 8}, {"class_name": "sofa", "id": 9}, '
+            '{"class_name": "desk", "id": 10}, {"class_name": "cabinet", "id": 11}, '
+            '{"class_name": "pillow", "id": 28}]') in decoder
     # without the flag the same reply is a recorded grounding failure and no decoder call is made
     script2 = Script({("act", 0): act("walk", {"name": "thing"})})
     rec2 = run_spec(spec(serve(script2), tmp_path, seed=3))
@@ -412,9 +442,12 @@ def _scripted(lines: dict[int, list[str]]) -> dict:
 
 def test_full_two_agent_broadcast_episode_succeeds_through_run_spec(serve, tmp_path):
     script = Script(_scripted({
-        0: [act("walk", "barsoap"), act("grab", {"name": "soap", "description": "cream soap bar on the desk"}),
+        # the barsoap is seen from the desk, not from the room's centre: walk there, then to it
+        0: [act("walk", "desk"), act("walk", "barsoap"),
+            act("grab", {"name": "soap", "description": "cream soap bar on the desk"}),
             act("walk_to_room", room="bathroom"), act("walk", {"name": "counter", "description": "bathroom counter"}),
             act("put_on", "barsoap", {"name": "counter", "description": "bathroom counter"}), WAIT],
+        # the toothbrush is seen once the dishwasher is open (walking to the dishwasher brought agent 1 close to it)
         1: [act("walk_to_room", room="kitchen"), act("walk", "dishwasher"), act("open", {"name": "dish washer"}),
             act("grab", {"name": "toothbrush", "description": "blue"}), act("walk_to_room", room="bathroom"),
             act("walk", "bathroomcounter"), act("put_on", "toothbrush", "bathroomcounter")]}),
@@ -430,20 +463,25 @@ def test_full_two_agent_broadcast_episode_succeeds_through_run_spec(serve, tmp_p
 
 
 def test_sequential_handover_episode_with_doors(serve, tmp_path):
+    # agent 0 (livingroom, kitchen) fetches both objects and hands them over at door 6 to agent 1
+    # (bedroom, bathroom), who carries them to the bathroom
     script = Script(_scripted({
         0: [act("walk", "dishwasher"), act("open", "dishwasher"), act("grab", "toothbrush"),
-            act("walk_to_room", room="livingroom"), act("walk", "barsoap"), act("grab", "barsoap"),
+            act("walk_to_room", room="livingroom"), act("walk", "desk"), act("walk", "barsoap"), act("grab", "barsoap"),
             act("walk_to_door", door=6), act("handover", "toothbrush", recipient="Agent 1"),
             act("handover", "barsoap", recipient="Agent 1"), WAIT],
         1: [act("walk_to_room", room="bathroom"), act("walk_to_door", {"name": "door", "description": "door 6"}),
-            WAIT, WAIT, WAIT, WAIT, WAIT, act("receive"), act("receive"), act("walk", "bathroomcounter"),
-            act("put_on", "toothbrush", "bathroomcounter"), act("put_on", "barsoap", "bathroomcounter")]}))
+            WAIT, WAIT, WAIT, WAIT, WAIT, WAIT, act("receive"), act("receive"), act("walk_to_room", room="bathroom"),
+            act("walk", "bathroomcounter"), act("put_on", "toothbrush", "bathroomcounter"),
+            act("put_on", "barsoap", "bathroomcounter")]}))
     srv = serve(script)
-    rec = run_spec(spec(srv, tmp_path, task_id="cl000-s", budget=28))
+    rec = run_spec(spec(srv, tmp_path, task_id=FLAT_TASK_IDS["sequential"], budget=28))
     assert rec["episode"]["success"], [(s["agent"], s["action"], s["feedback"]) for s in rec["steps"]]
     assert rec["episode"]["handover_attempts"] == 2 and rec["episode"]["handover_failures"] == 0
+    assert rec["episode"]["team_steps"] == 14
     a0 = script.prompts("act", 0)[0]
-    assert "**Department topology:**\ndoor 5: bedroom <-> bathroom" in a0 and "handover" in a0
+    assert ("**Department topology:**\ndoor 5: bedroom <-> bathroom\ndoor 6: livingroom <-> bedroom\n"
+            "door 7: kitchen <-> livingroom") in a0 and "handover" in a0
     assert '"recipient": "<agent name>"' in a0
 
 
@@ -481,7 +519,7 @@ def test_mixed_team_models_and_the_key_stays_out_of_records(serve, tmp_path, mon
 
 
 def test_llm_spec_errors_name_the_key():
-    base = {"task_id": "cl000-p", "policy": "llm"}
+    base = {"task_id": FLAT_TASK_IDS["parallel"], "policy": "llm"}
     cases = [({}, "model: policy 'llm' needs a model"),
              ({"model": "m", "provider": "ollama"}, "provider: 'ollama' is not allowed"),
              ({"model": "m", "api_key_env": "sk-abc123"}, "api_key_env: must be the NAME"),
