@@ -44,9 +44,11 @@ def test_protocol_and_team_size_errors_before_anything_runs():
 
 # -- messages ------------------------------------------------------------------------------
 def test_message_templates_parse_back_into_facts():
-    f = M.parse(" ".join([M.plan("cupcake", 12, "coffeetable"), M.sighting("juice", 7, "inside", "fridge", "kitchen"),
+    f = M.parse(" ".join([M.plan("cupcake", 12, "coffeetable"), M.sighting("juice", 7, "inside", "fridge", "kitchen", 40),
                           M.location("kitchen"), M.negative("wine", "bedroom", "desk"), M.DONE]))
-    assert f.claims == [12] and f.sightings == [("juice", 7, "inside", "fridge", "kitchen")]
+    assert f.claims == [12] and f.sightings == [("juice", 7, "inside", "fridge", 40, "kitchen")]
+    assert M.parse(M.sighting("juice", 7, "on", "sofa", "livingroom")).sightings == [
+        ("juice", 7, "on", "sofa", None, "livingroom")]  # the furniture id is optional
     assert f.room == "kitchen" and f.negatives == [("wine", "desk", "bedroom")] and f.done
     g = M.parse(M.at_door_with(6, "plate", 31) + " " + M.delegate(1, "apple", 9, "kitchen"))
     assert g.offering == (6, "plate", 31) and g.door == 6 and g.delegations == {1: 9}

@@ -338,9 +338,9 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             cls = self.believed.get(self.my_claim, self._believed_cls(self.my_claim, k))
             item = self._item(cls)
             return M.plan(cls, self.my_claim, item.target if item else "target")
-        loc = self._next_prior()
-        if loc is not None:
-            return M.check(loc[1], loc[2], loc[0])
+        if self.my_loc is not None and len(self.obs.get("holding", [])) < 2:  # only where it is headed now
+            cls, furn, room = self.my_loc
+            return M.check(furn, room, cls)
         return None
 
     def _peer_corrections(self) -> list[str]:
@@ -425,6 +425,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         if held:
             act = self._deliver(held)
             if act is not None:
+                self.my_loc = None  # it is not on its way to check a place any more
                 return act, "delivering"
         door = self._awaiting_door()
         if door is not None and len(held) < 2:
@@ -576,7 +577,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         rem = self._remaining()
         best = None
         busy = {r for b, r in self.teammate_room.items() if b != self.me}
-        locs_left = self._next_prior() is not None
+        locs_left = self._next_prior(commit=False) is not None
         forget = self.forget_now
         for oid, k in sorted(self.known.items()):
             if rem.get(k.cls, 0) <= 0 or self._on_target(oid, k) or k.room not in self.ctx.allowed_rooms:
@@ -712,13 +713,14 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             return room in self.searched_rooms
         return all(fid in self.checked for fid in mine)
 
-    def _next_prior(self, zone: set[str] | None = None, exclude: set[str] | None = None
-                    ) -> tuple[str, str, str] | None:
+    def _next_prior(self, zone: set[str] | None = None, exclude: set[str] | None = None,
+                    commit: bool = True) -> tuple[str, str, str] | None:
         """(class, furniture, room) of a prior location of a needed class not yet looked at.
 
-        For its own plan (no ``zone``) the agent keeps the location it chose until it is done
-        with it or a teammate ahead of it says it checks the same place."""
-        if zone is None and exclude is None and self.my_loc is not None:
+        For its own plan (no ``zone``; ``commit``) the agent keeps the location it chose until it
+        is done with it or a teammate ahead of it says it checks the same place."""
+        commit = commit and zone is None and exclude is None
+        if commit and self.my_loc is not None:
             cls, furn, room = self.my_loc
             if self._needed(cls) and not self._location_done(furn, room) and not self._location_taken((furn, room)):
                 return self.my_loc
@@ -731,7 +733,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                 continue
             if self._location_taken((loc.furniture, loc.room)):
                 continue
-            if zone is None and exclude is None:
+            if commit:
                 self.my_loc = (loc.cls, loc.furniture, loc.room)
             return loc.cls, loc.furniture, loc.room
         return None
