@@ -630,6 +630,10 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         if oid is not None:
             return self._go_grab(oid)
         loc = self._next_prior()
+        if loc is None:  # every listed place is being checked by a teammate: join the nearest one
+            loc = next(((p.cls, p.furniture, p.room) for p in self._prior_order()
+                        if p.room in self.ctx.allowed_rooms and self._needed(p.cls)
+                        and not self._location_done(p.furniture, p.room)), None)
         if loc is not None:
             return self._go_check(loc)
         return self._search()
