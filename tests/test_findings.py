@@ -278,12 +278,12 @@ def test_shared_memory_vs_broadcast_both_wordings_and_structures():
 # -- §6.1 -------------------------------------------------------------------------------------------
 def _priors(srs: dict[tuple[str, int], float], budgets=None):
     budgets = budgets or {}
-    return _t([{"prior": p, "budget": budgets.get(p, S.paper_budget("parallel", p)), "n_agents": n, "SR": v}
+    return _t([{"prior": p, "budget": budgets.get(p, S.default_budget("parallel", p)), "n_agents": n, "SR": v}
                for (p, n), v in srs.items()])
 
 
 def test_budgets_used_both_wordings():
-    expected = {p: S.paper_budget("parallel", p) for p in ("full", "no_location")}
+    expected = {p: S.default_budget("parallel", p) for p in ("full", "no_location")}
     t = _priors({("full", 1): 0.5, ("full", 2): 0.6, ("no_location", 1): 0.2})
     _ok(F.budgets_used(t, expected), {"priors": t}, True, "60 for full priors", "80 for no-location priors",
         "the paper's budgets")
@@ -291,11 +291,11 @@ def test_budgets_used_both_wordings():
     _ok(F.budgets_used(t, expected), {"priors": t}, None, "not the paper's budgets for full priors")
 
 
-def test_paper_budget_is_the_papers():
-    assert S.paper_budget("parallel", "full") == S.paper_budget("parallel", "no_appearance") == 60
+def test_default_budget_is_the_papers():
+    assert S.default_budget("parallel", "full") == S.default_budget("parallel", "no_appearance") == 60
     for p in ("no_location", "none", "noisy", "noisy_no_appearance"):
-        assert S.paper_budget("parallel", p) == 80
-    assert S.paper_budget("sequential", "full") == 80
+        assert S.default_budget("parallel", p) == 80
+    assert S.default_budget("sequential", "full") == 80
 
 
 def test_prior_ablation_all_wordings():

@@ -83,7 +83,7 @@ def test_budget_none_runs_the_papers_budget_and_a_set_budget_reaches_every_spec(
     for s in _specs(nb, n_tasks=2):
         r = S.resolve(s)
         task = S.task_of(r)
-        assert S.config_of(r).resolved_budget(task) == S.paper_budget(task.structure, r["prior"])
+        assert S.config_of(r).resolved_budget(task) == S.default_budget(task.structure, r["prior"])
     assert {s["budget"] for s in _specs(nb, n_tasks=2, budget=70)} == {70}
 
 

@@ -7,9 +7,9 @@ Registered for the run grid as study ``mecobench`` (``fn = collablab.studies.mec
 
 from ...runs import notebook_parameters as parameters
 from .conformance import conformance_cases, is_invalid, sabotage
-from .episode import DEFAULT_BUDGET, EpisodeConfig, check_config, init_rooms, make_world, run_episode
+from .episode import DEFAULT_BUDGET, EpisodeConfig, check_config, default_budget, init_rooms, make_world, run_episode
 from . import findings
-from .experiments import (behaviours_specs, collaboration_specs, modes_specs, paper_budget, priors_specs, read_notebook,
+from .experiments import (behaviours_specs, collaboration_specs, modes_specs, priors_specs, read_notebook,
                           run_notebook)
 from .grids import FN, MAX_TEAM, backend_of, check_team_sizes, grid, run, task_ids, team_spec
 from .metrics import summary
@@ -45,7 +45,8 @@ from .tables import (
                    wide,
                    with_pairs,
 )
-from .tasks import PRIORS, Task, TaskError, dump_tasks, load_tasks, task_from_record
+from .tasks import (PRIORS, HandoverLink, Task, TaskError, TaskFile, dump_tasks, load_task_file, load_tasks,
+                    task_from_record)
 
 __all__ = ["DEFAULTS", "DEFAULT_BUDGET", "FN", "MAX_TEAM", "METRIC_COLUMNS", "POLICY_NAMES", "PRIORS",
            "RECORD_SCHEMA", "STUDY_TEAMS", "EpisodeConfig", "OracleTeam", "Task", "TaskError", "backend_of",
@@ -54,6 +55,6 @@ __all__ = ["DEFAULTS", "DEFAULT_BUDGET", "FN", "MAX_TEAM", "METRIC_COLUMNS", "PO
            "metric_table", "resolve", "run", "sabotage", "run_episode", "run_spec", "summary", "task_from_record", "task_of",
            "task_ids", "tasks_of", "team_spec", "validate", "wide",
            "behaviours_specs", "collaboration_specs", "modes_specs", "priors_specs", "run_notebook", "parameters",
-           "findings", "paper_budget", "read_notebook", "table11",
+           "findings", "default_budget", "read_notebook", "load_task_file", "TaskFile", "HandoverLink", "table11",
            "message_examples", "objects_plot", "same_team", "table3", "table8", "table9", "table10", "team_column",
            "with_pairs"]

@@ -4,7 +4,7 @@ and what the notebook says about it (:func:`read_notebook`: its tables and findi
 
 Every parameter reaches the run manifest (``params``); the notebooks only call these and the
 tables of :mod:`.tables`. A notebook's ``budget`` parameter goes into every spec; None (the
-default) runs each spec with the paper's budget for its structure and prior (:func:`paper_budget`).
+default) runs each spec with the paper's budget for its structure and prior (:func:`.episode.default_budget`).
 """
 
 from __future__ import annotations
@@ -23,13 +23,6 @@ from .tasks import TaskError
 Params = dict[str, Any]
 
 
-def paper_budget(structure: str, prior: str) -> int:
-    """The paper's effective budget (total steps over the team) for a structure and prior: 60 on
-    parallel tasks with full or no-appearance priors (§3.1), 80 on sequential tasks (§3.1) and with
-    missing or noisy location priors (§6.1); what a spec's ``budget: None`` runs with."""
-    return int(default_budget(structure, prior))
-
-
 def _team(P: Params, who: str | None = None) -> dict[str, Any]:
     """The team keys for ``who`` (a profile, or model names for LLM backends) or P's profile."""
     if who is None:
@@ -39,7 +32,7 @@ def _team(P: Params, who: str | None = None) -> dict[str, Any]:
 
 def _grid(structure: str, P: Params, axes: dict[str, list[Any]], base: dict[str, Any]) -> list[dict[str, Any]]:
     """:func:`.grids.grid` with P's ``budget`` in every spec when it is set (None: each spec runs with
-    the paper's budget for its structure and prior, :func:`paper_budget`)."""
+    the paper's budget for its structure and prior, :func:`.episode.default_budget`)."""
     specs = grid(structure, P["n_tasks"], axes, base)
     if P.get("budget") is not None:
         for s in specs:
@@ -188,7 +181,7 @@ def priors_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params) -> F.R
                                     ignore_index=True)
     R.tables["trends"] = T.objects_trends(R.tables["objects"])
     n = 2 if 2 in set(episodes.n_agents) else int(episodes.n_agents.min())
-    R.sections["budgets"] = [F.budgets_used(R.tables["priors"], {p: paper_budget("parallel", p) for p in priors})]
+    R.sections["budgets"] = [F.budgets_used(R.tables["priors"], {p: default_budget("parallel", p) for p in priors})]
     R.sections["priors"] = [F.prior_ablation(R.tables["priors"], p, n) for p in priors if p != "full"]
     R.sections["table3"] = [F.gain_under_missing_priors(t3), F.largest_gain_prior(t3)]
     nl = {"structure": "parallel", "prior": "no_location"}
