@@ -74,7 +74,6 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.step = 0
         self.last: Action = WAIT
         self.decisions = 0
-        self.lapses = 0
         self.lost = False
         self.obs: dict[str, Any] = {}
         self.offers: dict[int, tuple[int, int]] = {}  # door -> (agent, step) offering an object there
@@ -125,7 +124,6 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             for k in sorted(when, key=lambda k: (when[k], k))[: len(when) // 3]:
                 del memory[k]
         self.searched_rooms.clear()
-        self.lapses += 1
 
     def _absorb_view(self, obs: dict[str, Any], mine: bool) -> None:
         room = obs["room"]

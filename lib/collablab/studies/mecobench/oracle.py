@@ -162,8 +162,7 @@ class OracleTeam:
         if w.anchor(w.spot[a]) not in targets:
             return None
         here = w.agent_room(a)
-        away = [s for s in spots_of(w, here) if w.anchor(s) not in targets and w.visible(a, s)
-                and not w.scene.rooms.get(s) and not w._crowd(a, s)]
+        away = [s for s in spots_of(w, here) if w.anchor(s) not in targets and w.visible(a, s) and not w._crowd(a, s)]
         if away:
             return Action("walk", obj=away[0])
         others = sorted(r for r in w.allowed[a] if r != here)
