@@ -7,7 +7,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Profile:
-    """How capable the heuristic agent is; probabilities are per decision."""
+    """How capable the heuristic agent is; probabilities are per decision. Every condition of a
+    study runs the same profile; the values were chosen once (stronger profiles err less on every
+    count, believing a teammate's "task complete" against the progress report included) and are
+    not tuned per condition."""
 
     name: str
     p_wrong_grab: float = 0.0  # target a visible look-alike instead of the real object
@@ -41,9 +44,9 @@ def lapse_chance(profile: "Profile", decisions: int) -> float:
 PROFILES: dict[str, Profile] = {
     "oracle_like": Profile("oracle_like", p_notice_mistake=1.0),
     "strong": Profile("strong", p_wrong_grab=0.03, p_notice_mistake=0.6, p_false_done=0.002,
-                      p_believe_done=0.2, p_forget_claim=0.05, p_explore_random=0.02, p_silent=0.05, drift=0.1),
+                      p_believe_done=0.1, p_forget_claim=0.05, p_explore_random=0.02, p_silent=0.05, drift=0.1),
     "medium": Profile("medium", p_wrong_grab=0.12, p_notice_mistake=0.35, p_false_done=0.006,
-                      p_believe_done=0.0, p_forget_claim=0.2, p_explore_random=0.06, p_zone_slip=0.25, p_silent=0.15,
+                      p_believe_done=0.3, p_forget_claim=0.2, p_explore_random=0.06, p_zone_slip=0.25, p_silent=0.15,
                       report_limit=3, drift=0.3),
     "weak": Profile("weak", p_wrong_grab=0.3, p_notice_mistake=0.15, p_false_done=0.015,
                     p_believe_done=0.8, p_forget_claim=0.45, p_explore_random=0.15, p_zone_slip=0.5, p_silent=0.35,
