@@ -118,6 +118,7 @@ __all__ = [
     "mcnemar_test",
     "mean_difference",
     "newcombe_diff_ci",
+    "wilson_ci",
     "paired_bootstrap_ci",
     "paired_table",
     "require_columns",
