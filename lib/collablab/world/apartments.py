@@ -283,6 +283,16 @@ class _Piece:
         return _box(self.fp, self.y0, self.h)
 
 
+def _in_frame(host: _Piece, size: tuple[float, float, float], u: float, v: float,
+              long_along: bool) -> tuple[Rect, float]:
+    """Footprint and height of a piece of ``size`` (long, high, short) placed in ``host``'s frame:
+    ``u`` along its back from its middle, ``v`` forward from its back, long side along it or not."""
+    long, h, short = size
+    w, d = (long, short) if long_along else (short, long)
+    t = _along(host.fp, host.side) + u
+    return _footprint(host.fp, host.side, t - w / 2, t + w / 2, v, v + d), h
+
+
 class _Planner:
     """Places the furniture of one room: walls, doors and windows are given."""
 
@@ -371,10 +381,7 @@ class _Planner:
                  pad: float = CLEAR) -> _Piece | None:
         """A floor piece in the frame of ``host``: ``u`` along its back, ``v`` forward from its back."""
         f = FURNITURE[cls]
-        long, h, short = f.size
-        w, d = (long, short) if long_along else (short, long)
-        t = _along(host.fp, host.side) + u
-        fp = _footprint(host.fp, host.side, t - w / 2, t + w / 2, v, v + d)
+        fp, h = _in_frame(host, f.size, u, v, long_along)
         if not self._floor_ok(fp, h, pad=pad) or not self.seen(fp, f.size):
             return None
         return self._add(cls, fp, 0.0, h, host.side)
@@ -400,10 +407,7 @@ class _Planner:
            long_along: bool = True) -> _Piece | None:
         """A piece standing on (or set into) ``host``'s top at (u, v) in the host's frame."""
         f = FURNITURE[cls]
-        long, h, short = f.size
-        w, d = (long, short) if long_along else (short, long)
-        t = _along(host.fp, host.side) + u
-        fp = _footprint(host.fp, host.side, t - w / 2, t + w / 2, v, v + d)
+        fp, h = _in_frame(host, f.size, u, v, long_along)
         if not fp.within(host.fp, 0.0):
             return None
         top = host.y0 + (host.spec.top if host.spec.top is not None else host.h)

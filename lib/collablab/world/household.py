@@ -139,6 +139,7 @@ class Household:
         self._static_room = {nid: scene.room_of(nid) for nid in scene.nodes}
         self._movable = {nid for nid, n in scene.nodes.items() if "GRABBABLE" in n.get("properties", [])}
         self.view, self.body = view, body
+        self._door_ids = {d.id for d in scene.doors} | set(scene.aliases or {})
         self._version, self._held_at, self._held = 0, -1, {}
         self._init_geometry()
         #: (giver, receiver, canonical door id) of the task's handover chain; empty: any pair
@@ -216,11 +217,8 @@ class Household:
         return cur
 
     def _is_door(self, nid: int) -> bool:
-        try:
-            self.scene.door(nid)
-        except (SceneError, TypeError, ValueError):
-            return False
-        return True
+        """A topology door or a door node standing in one (an alias, see :class:`.scene.Scene`)."""
+        return nid in self._door_ids
 
     def _crowd(self, agent: int, nid: int) -> list[int]:
         """Other agents already standing at ``nid``'s spot when it is full, else []."""
@@ -230,6 +228,15 @@ class Household:
         here = [b for b in range(self.n_agents) if b != agent and self.anchor(self.spot[b]) == spot]
         cap = self.body.door_capacity if self._is_door(spot) else self.body.furniture_capacity
         return here if len(here) >= cap else []
+
+    def _blocked(self, a: int, act: Action, nid: int) -> ActionResult | None:
+        """The failed walk when ``nid``'s spot is full (bodies take space), else None."""
+        crowd = self._crowd(a, nid)
+        if not crowd:
+            return None
+        who = " and ".join(f"agent {b}" for b in crowd)
+        return self._fail(a, act, f"you could not get to {self.label(nid)}: {who} already stand there "
+                                  "and there is no room for you; wait or go elsewhere")
 
     def _move(self, agent: int, nid: int) -> None:
         self.pos[agent] = self.stand_point(nid, agent)
@@ -338,7 +345,7 @@ class Household:
         n = self.node(nid)
         if n is None or n.category in STRUCTURAL_CATEGORIES:
             return False
-        if nid in self.holding(agent):
+        if self.holder(nid) == agent:
             return True
         return (self.room_of(nid) == self.agent_room(agent) and self.sees_from(self.pos[agent], nid)
                 and self.hidden_by(nid) is None)
@@ -469,11 +476,9 @@ class Household:
         if room not in self.allowed[a]:
             return self._fail(a, act, f"{self.label(obj)} is in a room you may not access", spatial=True)
         if name == "walk":
-            crowd = self._crowd(a, obj)
-            if crowd:
-                who = " and ".join(f"agent {b}" for b in crowd)
-                return self._fail(a, act, f"you could not get to {self.label(obj)}: {who} already stand there "
-                                          "and there is no room for you; wait or go elsewhere")
+            blocked = self._blocked(a, act, obj)
+            if blocked is not None:
+                return blocked
             ok, err = self._exec(a, "walk", obj)
             if ok:
                 self.at_door[a] = None
@@ -565,10 +570,9 @@ class Household:
         side = here if here in sides else sides[0]
         if self.at_door[a] == door.id and side == here:
             return self._fail(a, act, f"you are already at door {door.id}")
-        crowd = self._crowd(a, door.id)
-        if crowd:
-            who = " and ".join(f"agent {b}" for b in crowd)
-            return self._fail(a, act, f"you could not get to door {door.id}: {who} already stand there")
+        blocked = self._blocked(a, act, door.id)
+        if blocked is not None:
+            return blocked
         if side != here:
             ok, err = self._exec(a, "walk_to_room", side)
             if not ok:

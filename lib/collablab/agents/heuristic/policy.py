@@ -34,8 +34,8 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
     backend = "heuristic"
 
     def __init__(self, profile: str | Profile = "strong") -> None:
-        self.base_profile = get_profile(profile) if isinstance(profile, str) else profile
-        self.profile = self.base_profile
+        # one profile for the whole study: no prior, team size or protocol changes it
+        self.profile = get_profile(profile) if isinstance(profile, str) else profile
 
     # -- episode state ------------------------------------------------------------------
     def reset(self, ctx: AgentContext) -> None:
@@ -47,7 +47,6 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.talk_rng = random.Random(f"heuristic-talk-{ctx.seed}-{ctx.agent}")
         self.forget_now = self.confuse_now = False
         self.goal = parse_goal_text(ctx.goal_text)
-        self.profile = self.base_profile  # the same in every condition (no prior, size or protocol branch)
         self.known: dict[int, Known] = {}
         self.cls_of: dict[int, str] = {}  # every object id ever seen or mentioned -> class
         self.furniture: dict[int, tuple[str, str]] = {}  # id -> (class, room)
@@ -57,7 +56,6 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.blocked: dict[int, int] = {}  # spot -> step a walk to it found it full
         self.loc_claims: dict[tuple[str, str], dict[int, int]] = {}  # prior location -> {agent: step said}
         self.my_loc: tuple[str, str, str] | None = None  # the prior location it is on its way to check
-        self.last: Action = WAIT
         self.explored: set[str] = set()
         self.searched_rooms: set[str] = set()  # rooms whose every piece of furniture it looked at
         self.claims: dict[int, dict[int, int]] = {}  # object -> {agent: step of its last claim}
@@ -93,7 +91,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.fails = self.fails + 1 if fb and not fb.startswith(("you ", "nobody")) else 0
         if "not close" in fb:
             self.near = None
-        if "already stand there" in fb or "no room for you" in fb:
+        if "no room for you" in fb:  # a walk to a full spot (world.bodies)
             spot = self.last.obj if self.last.obj is not None else self.last.door
             if spot is not None:
                 self.blocked[spot] = self.step

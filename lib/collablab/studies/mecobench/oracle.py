@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from collections import deque
 
-from ...world.scene import STRUCTURAL_CATEGORIES
-
 from ...agents.base import Turn
 from ...world.actions import WAIT, Action
 from ...world.goals import Predicate
 from ...world.household import Household
+from ...world.scene import STRUCTURAL_CATEGORIES
 from .tasks import Task
 
 
@@ -67,10 +66,6 @@ class OracleTeam:
     def reset(self, world: Household, task: Task, seed: int) -> None:
         self.claims: dict[int, int] = {}  # object -> agent fetching it
         self.unreachable: set[int] = set()  # objects no chain of walks lets anyone see
-        self.zone_of_room = {}
-        for a in range(world.n_agents):
-            for r in sorted(world.allowed[a]):
-                self.zone_of_room.setdefault(r, a)
         # links between zones: (from agent, to agent) -> door id
         self.links: dict[tuple[int, int], int] = {}
         for g, r, door in sorted(world.handover_links):
