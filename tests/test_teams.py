@@ -61,6 +61,9 @@ def test_message_templates_parse_back_into_facts():
     assert M.parse("I think we should hurry.").claims == []
     h = M.parse(M.peer_correction(1, "milk", "juice") + " " + M.assign_room(2, "bedroom"))
     assert h.corrected == {1} and h.room_assignments == {2: "bedroom"}
+    c = M.parse(M.holding([("cupcake", 12), ("juice", 7)]) + " " + M.location("kitchen"))
+    assert c.holding == {12: "cupcake", 7: "juice"} and c.room == "kitchen" and c.claims == []
+    assert M.parse(M.location("kitchen")).holding == {}
 
 
 def test_goal_text_parsing_our_suite():
@@ -114,6 +117,33 @@ def test_communication_lowers_conflicts_in_parallel_tasks():
     iso = episodes("parallel", every=3, n_agents=4, protocol="isolated", profile="medium")
     bc = episodes("parallel", every=3, n_agents=4, protocol="broadcast", profile="medium")
     assert m.conflict_action_rate(bc) < m.conflict_action_rate(iso)
+
+
+def test_carriers_say_what_they_hold_and_never_report_it_missing():
+    """After a grab, a talking agent's next message names what it carries (teammates count it as
+    taken care of) and never says it could not find that object where it just took it."""
+    for t in task_ids("parallel", every=8):
+        steps = run_spec({"task_id": t, "n_agents": 3, "protocol": "broadcast", "profile": "medium"})["steps"]
+        said = {(s["step"], s["agent"]): s["message"] for s in steps}
+        for s in steps:
+            if s["action"] == "grab" and s["status"] == "ok":
+                nxt = said.get((s["step"] + 1, s["agent"]))
+                obj = json.loads(s["args"])["obj"]
+                if nxt:
+                    assert f"({obj})" in nxt.split("I am holding", 1)[-1].split(".")[0], (t, s["step"], nxt)
+                    assert f"could not find the {s['obj_class']}" not in nxt, (t, s["step"], nxt)
+
+
+def test_talking_teams_fetch_fewer_surplus_objects():
+    """Claims and carried objects heard over the channel keep teammates off objects already taken
+    care of; isolated agents fetch more than the goal needs."""
+    def surplus(protocol: str) -> float:
+        eps = [run_spec({"task_id": t, "n_agents": 4, "protocol": protocol, "profile": "medium"})
+               for t in task_ids("parallel", every=3)]
+        grabs = sum(1 for r in eps for s in r["steps"] if s["action"] == "grab" and s["status"] == "ok")
+        return grabs / sum(r["episode"]["n_subgoals"] for r in eps)
+
+    assert surplus("broadcast") < surplus("isolated")
 
 
 def test_handover_failures_rise_without_communication():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..base import Assignment, Message, Utterance
@@ -16,11 +15,7 @@ class LeaderMixin:
     def assign(self, reports: list[Message], views: dict[int, dict[str, Any]] | None,
                images: dict[int, Any] | None) -> Assignment:
         for msg in reports:
-            f = M.parse(msg.text)
-            self._absorb_facts(msg.sender, f)
-            held = _held(msg.text)
-            self.cls_of.update(held)
-            self.teammate_holding[msg.sender] = list(held)
+            self._absorb_facts(msg.sender, M.parse(msg.text))
         for a, obs in (views or {}).items():
             if a != self.me:
                 self._absorb_view(obs, mine=False)
@@ -106,11 +101,3 @@ class LeaderMixin:
         rooms = {r for _, a, b in self.ctx.doors for r in (a, b)} | set(self.ctx.allowed_rooms)
         rooms |= set(self.goal.target_room.values())
         return sorted(rooms)
-
-
-def _held(text: str | None) -> dict[int, str]:
-    """Objects a report says its sender holds: ``I am holding the cupcake (12) and ...``."""
-    if not text or "I am holding" not in text:
-        return {}
-    part = text.split("I am holding", 1)[1].split(".")[0]
-    return {int(i): c.lower() for c, i in re.findall(r"([a-z_]+) \((\d+)\)", part)}

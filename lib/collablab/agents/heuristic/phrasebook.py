@@ -21,6 +21,10 @@ def check(furniture: str, room: str, cls: str) -> str:
     return f"I'll check the {furniture} in the {room} for the {cls}."
 
 
+def holding(items: list[tuple[str, int]]) -> str:
+    return "I am holding " + " and ".join(f"the {cls} ({oid})" for cls, oid in items) + "."
+
+
 def location(room: str, door: int | None = None) -> str:
     return f"I am at door {door}." if door is not None else f"I am in the {room}."
 
@@ -80,6 +84,7 @@ _RE = {
     "sighting": re.compile(r"\bI see " + _OBJ + r" (on|inside) the ([a-z_]+)(?: \((\d+)\))? in the ([a-z_]+)", re.I),
     "check": re.compile(r"\bI(?:'ll| will) check the ([a-z_]+) in the ([a-z_]+)", re.I),
     "room": re.compile(r"\bI am in the ([a-z_]+)", re.I),
+    "holding": re.compile(r"\bI am holding ([^.]*)\.", re.I),
     "door": re.compile(r"\bI am at door (\d+)", re.I),
     "door_with": re.compile(r"\bI am at door (\d+) with " + _OBJ, re.I),
     "ready": re.compile(r"\bat door (\d+),? (?:and )?ready to receive", re.I),
@@ -103,6 +108,7 @@ class Facts:
     sightings: list[tuple[str, int, str, str, int | None, str]] = field(default_factory=list)
     checking: list[tuple[str, str]] = field(default_factory=list)  # (furniture class, room) being searched
     room: str | None = None
+    holding: dict[int, str] = field(default_factory=dict)  # id -> class the sender says it carries
     door: int | None = None
     offering: tuple[int, str, int] | None = None  # door, cls, id
     ready_door: int | None = None
@@ -126,6 +132,8 @@ def parse(text: str | None) -> Facts:
     f.checking = [(m.group(1).lower(), m.group(2).lower()) for m in _RE["check"].finditer(text)]
     if m := _RE["room"].search(text):
         f.room = m.group(1).lower()
+    if m := _RE["holding"].search(text):
+        f.holding = {int(i): c.lower() for c, i in re.findall(r"([a-z_]+) \((\d+)\)", m.group(1))}
     if m := _RE["door"].search(text):
         f.door = int(m.group(1))
     if m := _RE["door_with"].search(text):

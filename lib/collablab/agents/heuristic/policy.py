@@ -136,10 +136,12 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                 props = v.get("properties", []) if v is not None else []
                 if v is None or not {"CAN_OPEN", "CONTAINERS"} <= set(props) or "CLOSED" not in v.get("states", []):
                     self.checked.setdefault(fid, self.step)
+        held = {h["id"] for h in obs.get("holding", [])} if mine else set()
         for oid, k in list(self.known.items()):
-            # forget a remembered object only where it should be seen now and is not
+            # forget a remembered object only where it should be seen now and is not; what the
+            # agent itself just picked up is not missing, so it sends no negative report for it
             if k.room == room and oid not in visible and not self._hidden(k) and (oid in close or k.loc in close):
-                if self._needed(k.cls) and mine and not self._claimed_by_other(oid):
+                if self._needed(k.cls) and mine and oid not in held and not self._claimed_by_other(oid):
                     self.negatives.append(M.negative(k.cls, room, k.loc_cls))
                 del self.known[oid]
         for v in visible.values():
@@ -191,6 +193,28 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
     def _needed(self, cls: str) -> bool:
         return self._remaining().get(cls, 0) > 0
 
+    def _live_claims(self, below: int | None = None) -> list[tuple[int, int]]:
+        """(agent, object) claims teammates stand by now: said in their latest message or within
+        ``CLAIM_TTL`` steps, on an object nobody is known to carry. ``below``: only agents with a
+        lower id (they keep a class that is claimed more often than it is needed)."""
+        carried = {o for ids in self.teammate_holding.values() for o in ids} | set(self.believed)
+        return [(b, oid) for oid, by in self.claims.items() if oid not in carried and oid != self.my_claim
+                for b, s in by.items()
+                if b != self.me and self.step - s <= CLAIM_TTL and (below is None or b < below)]
+
+    def _open(self, below: int | None = None) -> dict[str, int]:
+        """Per class, how many are still to be fetched by nobody: :meth:`_remaining` less what
+        teammates claim (B.3 "I will grab ..."); a step that forgets claims ignores them."""
+        rem = self._remaining()
+        if self.forget_now:
+            return rem
+        for _, oid in self._live_claims(below):
+            k = self.known.get(oid)
+            cls = self.cls_of.get(oid) or (k.cls if k is not None else None)
+            if cls in rem:
+                rem[cls] -= 1
+        return rem
+
     def _target_room(self, cls: str) -> str | None:
         item = self._item(cls)
         return None if item is None else self.goal.target_room.get(item.target)
@@ -222,12 +246,19 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
     # -- communication ---------------------------------------------------------------------------
     def hear(self, messages: list[Message]) -> None:
         for msg in messages:
-            if msg.sender == self.me:
-                continue
-            f = M.parse(msg.text)
-            self._absorb_facts(msg.sender, f)
+            if msg.sender != self.me and msg.text:
+                self._absorb_facts(msg.sender, M.parse(msg.text))
 
     def _absorb_facts(self, sender: int, f: M.Facts) -> None:
+        """Take in what a teammate said. A spoken message states what its sender carries (said
+        whenever it carries anything), so it replaces the sender's holdings; silence leaves them."""
+        self.teammate_holding[sender] = list(f.holding)
+        for oid, cls in f.holding.items():
+            self.cls_of.setdefault(oid, cls)
+            self.known.pop(oid, None)  # in a teammate's hand: no longer where it was seen
+        for by in self.claims.values():  # a teammate's latest message states all it still claims
+            if sender in by:
+                by.pop(sender)
         for oid in f.claims:
             self._claim(oid, sender)
             if self.my_claim == oid and sender < self.me and self.talk_rng.random() >= self.profile.p_forget_claim:
@@ -302,10 +333,9 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             self.said_done = True
         parts += self.corrections
         self.corrections = []
-        if kind == "report":
-            held = [f"the {self.believed.get(h['id'], h['class_name'])} ({h['id']})" for h in self.obs["holding"]]
-            if held:
-                parts.append("I am holding " + " and ".join(held) + ".")
+        held = [(self.believed.get(h["id"], h["class_name"]), h["id"]) for h in self.obs["holding"]]
+        if held:  # teammates count what is carried as taken care of (``_remaining``)
+            parts.append(M.holding(held))
         plan = self._plan_sentence()
         if plan:
             parts.append(plan)
@@ -570,7 +600,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         """The known object to fetch next: in this room first, then in rooms no teammate is in;
         an object in a room where a teammate is (as it said) only when no prior location is left
         to check (division of labour by room, which only talking makes possible)."""
-        rem = self._remaining()
+        rem = self._open()
         best = None
         busy = {r for b, r in self.teammate_room.items() if b != self.me}
         locs_left = self._next_prior(commit=False) is not None
@@ -594,8 +624,10 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         return None if best is None else best[1]
 
     def _choose_target(self) -> None:
-        if self.my_claim is not None and (self.my_claim not in self.known or self._claimed_by_other(self.my_claim)):
-            self.my_claim = None
+        mine = self.known.get(self.my_claim) if self.my_claim is not None else None
+        if self.my_claim is not None and (mine is None or self._claimed_by_other(self.my_claim)
+                                          or self._open(below=self.me).get(self._believed_cls(self.my_claim, mine), 0) <= 0):
+            self.my_claim = None  # gone, taken, or its class is covered by teammates with lower ids
         if self.my_claim is None and len(self.obs.get("holding", [])) < 2 and not self.done_believed:
             oid = self._fetch_candidate()
             if oid is not None:
@@ -625,10 +657,12 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         oid = self.my_claim
         if oid is not None:
             return self._go_grab(oid)
+        if all(n <= 0 for n in self._open().values()):
+            return None  # everything left is in hand or claimed: nothing to fetch
         loc = self._next_prior()
         if loc is None:  # every listed place is being checked by a teammate: join the nearest one
             loc = next(((p.cls, p.furniture, p.room) for p in self._prior_order()
-                        if p.room in self.ctx.allowed_rooms and self._needed(p.cls)
+                        if p.room in self.ctx.allowed_rooms and self._open().get(p.cls, 0) > 0
                         and not self._location_done(p.furniture, p.room)), None)
         if loc is not None:
             return self._go_check(loc)
@@ -722,14 +756,16 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         commit = commit and zone is None and exclude is None
         if commit and self.my_loc is not None:
             cls, furn, room = self.my_loc
-            if self._needed(cls) and not self._location_done(furn, room) and not self._location_taken((furn, room)):
+            if self._open().get(cls, 0) > 0 and not self._location_done(furn, room) \
+                    and not self._location_taken((furn, room)):
                 return self.my_loc
             self.my_loc = None
         rooms = zone if zone is not None else set(self.ctx.allowed_rooms)
+        open_ = self._open()
         for loc in self._prior_order():
             if loc.room is None or loc.room not in rooms or (exclude and loc.room in exclude):
                 continue
-            if self._location_done(loc.furniture, loc.room) or not self._needed(loc.cls):
+            if self._location_done(loc.furniture, loc.room) or open_.get(loc.cls, 0) <= 0:
                 continue
             if self._location_taken((loc.furniture, loc.room)):
                 continue
