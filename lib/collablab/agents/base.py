@@ -40,6 +40,7 @@ class AgentContext:
     protocol: str
     leader: int | None = None
     seed: int = 0
+    task_id: str = ""  # the episode's task, the same under every protocol, team size and prior
     has_channel: bool = True  # the protocol lets teammates tell each other anything (messages or memory)
     #: the task's handover chain: (giver, receiver, door id); empty when any pair may hand over
     handovers: tuple[tuple[int, int, int], ...] = ()

@@ -15,7 +15,10 @@ from .base import CommProtocol, StepComm
 
 
 class TaskBrief(Protocol):
-    """What the team loop needs of a study's task: the goal text agents read under a prior."""
+    """What the team loop needs of a study's task: its id and the goal text agents read under a
+    prior."""
+
+    task_id: str
 
     def goal_text(self, prior: str) -> str: ...
 
@@ -58,7 +61,7 @@ class EmbodiedTeam:
                 agent=a, n_agents=n, goal_text=text, structure=world.structure,
                 allowed_rooms=[rooms[r] for r in sorted(world.allowed[a])], doors=doors,
                 valid_actions=world.action_names, protocol=self.protocol.name,
-                leader=self.leader if self.protocol.has_leader else None, seed=seed,
+                leader=self.leader if self.protocol.has_leader else None, seed=seed, task_id=task.task_id,
                 has_channel=self.has_channel, handovers=tuple(sorted(world.handover_links))))
         self.memory: dict[str, Any] = {"global": {}}
         self._world = world

@@ -54,6 +54,7 @@ class LeaderMixin:
         rem = self._remaining()
         if not hasattr(self, "fetches"):
             self.fetches = {a: 0 for a in agents}
+            self.checks: dict[int, tuple[str, str, str]] = {}
         # share the fetching out evenly: the agent with the fewest fetches so far picks first
         for a in sorted(agents, key=lambda a: (self.fetches.get(a, 0), a)):
             if a in instructions:
@@ -77,8 +78,10 @@ class LeaderMixin:
                 self._claim(oid, a)
                 instructions[a] = f"grab the {k.cls} ({oid}) from the {k.loc_cls or 'floor'} in the {k.room}."
                 continue
-            loc = self._next_prior(zone=self._zone_of(a), exclude=explore_taken)
+            loc = self._kept_check(a, explore_taken) or self._next_prior(
+                zone=self._zone_of(a), exclude=explore_taken, commit=False, here=room)
             if loc is not None:
+                self.checks[a] = loc
                 explore_taken.add(loc[2])
                 instructions[a] = f"check the {loc[2]} for the {loc[0]} on the {loc[1]}."
             elif rem and any(v > 0 for v in rem.values()):
@@ -87,6 +90,18 @@ class LeaderMixin:
                 instructions[a] = "wait."
         text = " ".join(M.assignment(a, instructions[a]) for a in sorted(agents))
         return Assignment(instructions, Utterance(text))
+
+    def _kept_check(self, agent: int, taken: set[str]) -> tuple[str, str, str] | None:
+        """The place the agent was last sent to check, while it is still worth checking: a leader
+        does not send two workers back and forth between each other's rooms."""
+        loc = self.checks.get(agent)
+        if loc is None:
+            return None
+        cls, furn, room = loc
+        if room in taken or self._location_done(furn, room) or self._open().get(cls, 0) <= 0:
+            del self.checks[agent]
+            return None
+        return loc
 
     def _zone_of(self, agent: int) -> set[str]:
         """Rooms an agent may use. In sequential tasks a leader knows its own zone and takes

@@ -42,9 +42,12 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.ctx = ctx
         self.me = ctx.agent
         # separate streams: what it hears or says never shifts the draws behind what it does,
-        # so protocols differ only by the information they carry
-        self.rng = random.Random(f"heuristic-{ctx.seed}-{ctx.agent}")
-        self.talk_rng = random.Random(f"heuristic-talk-{ctx.seed}-{ctx.agent}")
+        # so protocols differ only by the information they carry. Each task has its own streams
+        # (one seed must not replay the same slips at the same step in every task), shared by
+        # every protocol, team size and prior run on it, so conditions are compared on equal luck.
+        key = f"{ctx.seed}-{ctx.task_id}-{ctx.agent}"
+        self.rng = random.Random(f"heuristic-{key}")
+        self.talk_rng = random.Random(f"heuristic-talk-{key}")
         self.forget_now = self.confuse_now = False
         self.goal = parse_goal_text(ctx.goal_text)
         self.known: dict[int, Known] = {}
@@ -748,7 +751,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         return all(fid in self.checked for fid in mine)
 
     def _next_prior(self, zone: set[str] | None = None, exclude: set[str] | None = None,
-                    commit: bool = True) -> tuple[str, str, str] | None:
+                    commit: bool = True, here: str | None = None) -> tuple[str, str, str] | None:
         """(class, furniture, room) of a prior location of a needed class not yet looked at.
 
         For its own plan (no ``zone``; ``commit``) the agent keeps the location it chose until it
@@ -762,7 +765,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             self.my_loc = None
         rooms = zone if zone is not None else set(self.ctx.allowed_rooms)
         open_ = self._open()
-        for loc in self._prior_order():
+        for loc in self._prior_order(here):
             if loc.room is None or loc.room not in rooms or (exclude and loc.room in exclude):
                 continue
             if self._location_done(loc.furniture, loc.room) or open_.get(loc.cls, 0) <= 0:
@@ -774,9 +777,10 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             return loc.cls, loc.furniture, loc.room
         return None
 
-    def _prior_order(self) -> list[Any]:
-        """Prior locations, those in the agent's current room first (then as the goal lists them)."""
-        here = self.obs.get("room")
+    def _prior_order(self, here: str | None = None) -> list[Any]:
+        """Prior locations, those in ``here`` (default: the agent's current room) first, then as
+        the goal lists them."""
+        here = here or self.obs.get("room")
         return sorted(self.goal.locations, key=lambda loc: loc.room != here)
 
     def _location_taken(self, loc: tuple[str, str]) -> bool:

@@ -10,7 +10,14 @@ class Profile:
     """How capable the heuristic agent is; probabilities are per decision. Every condition of a
     study runs the same profile; the values were chosen once (stronger profiles err less on every
     count, believing a teammate's "task complete" against the progress report included) and are
-    not tuned per condition."""
+    not tuned per condition.
+
+    Calibration, on one condition only: ``drift`` was set so that a lone agent on the 96 parallel
+    suite tasks (full priors, 60 steps, seed 0) has about the single-agent parallel SR of three
+    reference models in mecobench.txt Table 8: strong 0.854 (GPT-5.4 0.854), medium 0.583
+    (Qwen3-VL-32B 0.583), weak 0.333 (Qwen3-VL-8B 0.354). The values are the ones that match
+    those lone-agent numbers; what teams, protocols and priors then do follows from them.
+    ``tests/test_mecobench_directions.py`` checks the calibration within 0.05."""
 
     name: str
     p_wrong_grab: float = 0.0  # target a visible look-alike instead of the real object
@@ -44,13 +51,13 @@ def lapse_chance(profile: "Profile", decisions: int) -> float:
 PROFILES: dict[str, Profile] = {
     "oracle_like": Profile("oracle_like", p_notice_mistake=1.0),
     "strong": Profile("strong", p_wrong_grab=0.03, p_notice_mistake=0.6, p_false_done=0.002,
-                      p_believe_done=0.1, p_forget_claim=0.05, p_explore_random=0.02, p_silent=0.05, drift=0.1),
+                      p_believe_done=0.1, p_forget_claim=0.05, p_explore_random=0.02, p_silent=0.05, drift=0.3),
     "medium": Profile("medium", p_wrong_grab=0.12, p_notice_mistake=0.35, p_false_done=0.006,
                       p_believe_done=0.3, p_forget_claim=0.2, p_explore_random=0.06, p_zone_slip=0.25, p_silent=0.15,
-                      report_limit=3, drift=0.3),
+                      report_limit=3, drift=0.6),
     "weak": Profile("weak", p_wrong_grab=0.3, p_notice_mistake=0.15, p_false_done=0.015,
                     p_believe_done=0.8, p_forget_claim=0.45, p_explore_random=0.15, p_zone_slip=0.5, p_silent=0.35,
-                    report_limit=2, delegates=False, drift=0.6),
+                    report_limit=2, delegates=False, drift=0.7),
 }
 
 
