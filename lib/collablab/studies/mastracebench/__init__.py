@@ -1,13 +1,23 @@
 """MASTraceBench (mastracebench.txt): where multi-agent gains come from.
 
 Six graded tasks (§3, Table 1), MAS methods and CLEARS (§4), proposal trajectories and their
-metrics (TS, CG, GAB, AR, AL, TC, OV, FPA; §3.3 and appendix). Built so far (issue 10): the
-task rules, generators, parsers and scorers (``tasks``), the trajectory record
-(``trajectory``) and the metrics and tables over stored records (``metrics``). The methods,
-the offline backend and notebook 05 come next.
+metrics (TS, CG, GAB, AR, AL, TC, OV, FPA; §3.3 and appendix). Built so far (issue 10):
+
+- ``tasks``: rules, seeded generators, parsers and scorers of MAPF, EvidenceChain, Gomoku,
+  Negotiation and TacticDuel (OptionGen, which needs the user's RACE data and a judge, is next);
+- ``roles``: what a method asks of a model (requests, replies, the reply formats);
+- ``methods``: eleven methods as workflows over recorded calls (MAS-GPT not yet built);
+- ``offline``: the heuristic backend answering every role with a capability profile;
+- ``trajectory`` and ``metrics``: the record and the metrics and tables over stored records.
+
+Still to come: game episodes through the methods, the LLM backend adapter, run_spec and the
+run-grid registration, notebook 05.
 """
 
-from . import metrics, tasks, trajectory
+from . import methods, metrics, offline, roles, tasks, trajectory
+from .methods import METHODS, MethodConfig
+from .offline import HeuristicBackend
 from .tasks import TASKS
 
-__all__ = ["TASKS", "metrics", "tasks", "trajectory"]
+__all__ = ["METHODS", "TASKS", "HeuristicBackend", "MethodConfig", "methods", "metrics", "offline", "roles", "tasks",
+           "trajectory"]
