@@ -8,16 +8,18 @@ metrics (TS, CG, GAB, AR, AL, TC, OV, FPA; §3.3 and appendix). Built so far (is
 - ``roles``: what a method asks of a model (requests, replies, the reply formats);
 - ``methods``: eleven methods as workflows over recorded calls (MAS-GPT not yet built);
 - ``offline``: the heuristic backend answering every role with a capability profile;
+- ``llm_backend``: every role sent to an OpenAI-compatible model through the cached client;
 - ``trajectory`` and ``metrics``: the record and the metrics and tables over stored records.
 
-Still to come: game episodes through the methods, the LLM backend adapter, run_spec and the
-run-grid registration, notebook 05.
+Still to come: OptionGen, MAS-GPT, game episodes through the methods, run_spec and the run-grid
+registration, notebook 05.
 """
 
-from . import methods, metrics, offline, roles, tasks, trajectory
+from . import llm_backend, methods, metrics, offline, roles, tasks, trajectory
+from .llm_backend import BackendError, LLMBackend
 from .methods import METHODS, MethodConfig
 from .offline import HeuristicBackend
 from .tasks import TASKS
 
-__all__ = ["METHODS", "TASKS", "HeuristicBackend", "MethodConfig", "methods", "metrics", "offline", "roles", "tasks",
-           "trajectory"]
+__all__ = ["METHODS", "TASKS", "BackendError", "HeuristicBackend", "LLMBackend", "MethodConfig", "llm_backend",
+           "methods", "metrics", "offline", "roles", "tasks", "trajectory"]

@@ -241,10 +241,10 @@ class _Session:
                     + f" {it['text']}" for it in items)
             elif key in ("own", "experts", "question") and items:
                 prompt += f"\n{key.capitalize()}: {items}"
-        req = Request(role=role, task=self.spec.name, instance=self.instance, agent=index, round=rnd,
-                      sample=sample, prompt=prompt, context=ctx)
-        reply = self.backend.answer(req)
         cid = make_call_id(self.method, self.spec.name, self.instance_id, self.state, role, rnd, agent, sample)
+        req = Request(role=role, task=self.spec.name, instance=self.instance, agent=index, round=rnd,
+                      sample=sample, prompt=prompt, context=ctx, call_id=cid)
+        reply = self.backend.answer(req)
         self.calls.append(Call(cid, role, rnd, agent, int(reply.input_tokens), int(reply.output_tokens), sample))
         return reply.text
 

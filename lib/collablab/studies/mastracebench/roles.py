@@ -48,6 +48,7 @@ class Request:
     sample: int = 0
     prompt: str = ""
     context: dict[str, Any] = field(default_factory=dict)
+    call_id: str = ""  # the logical id (trajectory.make_call_id): cache key and replay order
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

@@ -1,0 +1,65 @@
+"""The LLM backend of MASTraceBench: every role's request sent to an OpenAI-compatible model.
+
+:class:`LLMBackend` answers a :class:`~.roles.Request` by sending its ``prompt`` through
+:class:`collablab.llm.LLMClient` (so the response cache and replay apply) under the request's
+logical ``call_id`` and ``sample`` index, which makes replay independent of call order.
+Inference settings follow the paper's appendix: temperature 1.0 for MAS calls (the default
+here). The benchmark's own scoring calls (OptionGen's judge, Negotiation's acceptance probe,
+temperature 0) are not method roles and do not pass through here.
+
+Failures are kept apart by whose they are. A reply the model gave, however bad, is returned
+as text, and the method records it as an invalid proposal. A failure that is not the model's
+(server down, missing key, timeout after retries) raises :class:`BackendError`; the run grid
+then records a failed unit that a rerun retries, never a silently scored result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...llm import LLMClient
+from .roles import Reply, Request
+
+__all__ = ["BackendError", "LLMBackend"]
+
+
+class BackendError(RuntimeError):
+    """A call failed for a reason that is not the model's answer (server, network, key)."""
+
+
+@dataclass
+class LLMBackend:
+    """One default client, plus optional per-model clients picked by ``context["model"]``
+    (``MethodConfig.models`` names a model per agent: heterogeneous teams, Table 4)."""
+
+    client: LLMClient
+    clients: Mapping[str, LLMClient] = field(default_factory=dict)
+    temperature: float = 1.0
+    max_tokens: int | None = 1024
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.label:
+            self.label = f"llm:{self.client.endpoint.model}"
+
+    def _client_for(self, request: Request) -> LLMClient:
+        model = request.context.get("model")
+        if model is None:
+            return self.client
+        if model not in self.clients:
+            raise ValueError(f"model: {model!r} has no client; configured: {', '.join(self.clients) or 'none'}")
+        return self.clients[model]
+
+    def answer(self, request: Request) -> Reply:
+        """Send the request's prompt; a transport failure raises :class:`BackendError`."""
+        if not request.call_id:
+            raise ValueError("call_id: a request to a model needs its logical call id (trajectory.make_call_id)")
+        client = self._client_for(request)
+        result: Any = client.chat_sync(request.prompt, call_id=request.call_id, sample_index=request.sample,
+                                       temperature=self.temperature, max_tokens=self.max_tokens)
+        if result.error is not None:
+            raise BackendError(f"{request.call_id}: {result.error}")
+        usage = result.usage
+        return Reply(result.text or "", int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0))
