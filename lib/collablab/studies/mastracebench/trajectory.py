@@ -94,7 +94,7 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
         "state": {"type": ["integer", "null"], "minimum": 0},
         "run": _INT0,
         "backend": _NAME,
-        "s_star": {"type": "number", "exclusiveMinimum": 0, "maximum": 100},
+        "s_star": {"type": "number", "minimum": 0, "maximum": 100},
         "proposers": {
             "type": "array",
             "items": {
@@ -338,8 +338,8 @@ class Trajectory:
         object.__setattr__(self, "proposers", tuple(self.proposers))
         object.__setattr__(self, "calls", tuple(self.calls))
         if isinstance(self.s_star, bool) or not isinstance(self.s_star, (int, float)) \
-                or not 0 < self.s_star <= 100:
-            raise ValueError(f"s_star: the maximum attainable score in (0, 100], got {self.s_star!r}")
+                or not 0 <= self.s_star <= 100:
+            raise ValueError(f"s_star: the maximum attainable score in [0, 100], got {self.s_star!r}")
         if self.state is not None and (isinstance(self.state, bool) or not isinstance(self.state, int)
                                        or self.state < 0):
             raise ValueError(f"state: None (static task) or a decision index >= 0, got {self.state!r}")
