@@ -660,12 +660,13 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         oid = self.my_claim
         if oid is not None:
             return self._go_grab(oid)
-        if all(n <= 0 for n in self._open().values()):
+        open_ = self._open()
+        if all(n <= 0 for n in open_.values()):
             return None  # everything left is in hand or claimed: nothing to fetch
         loc = self._next_prior()
         if loc is None:  # every listed place is being checked by a teammate: join the nearest one
             loc = next(((p.cls, p.furniture, p.room) for p in self._prior_order()
-                        if p.room in self.ctx.allowed_rooms and self._open().get(p.cls, 0) > 0
+                        if p.room in self.ctx.allowed_rooms and open_.get(p.cls, 0) > 0
                         and not self._location_done(p.furniture, p.room)), None)
         if loc is not None:
             return self._go_check(loc)
