@@ -43,7 +43,6 @@ Decisions (ours; tested in tests/test_mastracebench_episodes.py):
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
@@ -208,13 +207,6 @@ def play_duel_episode(method: str, duel: T.DuelConfig, backend: Backend, episode
 
 # ------------------------------------------------------------------ Negotiation
 
-def _offer_text(allocation: N.Allocation, state: N.NegotiationState) -> str:
-    """The split as JSON from the proposer's view (what ``parse_allocation`` reads)."""
-    i, items = N.proposer(state), state.config.items
-    return json.dumps({"self": dict(zip(items, allocation.counts[i])),
-                       "opponent": dict(zip(items, allocation.counts[1 - i]))})
-
-
 @dataclass
 class _Acceptor:
     """A_{-i} of eq 17 for one state: the responder's answers on the backend, memoised, each
@@ -230,7 +222,7 @@ class _Acceptor:
     def __call__(self, allocation: N.Allocation, state: N.NegotiationState) -> bool:
         if allocation.counts in self.answers:
             return self.answers[allocation.counts]
-        k, j, text = len(self.calls), N.responder(state), _offer_text(allocation, state)
+        k, j, text = len(self.calls), N.responder(state), N.render_allocation(allocation, state)
         cid = make_call_id(self.method, "negotiation", self.instance, self.index, "opponent", 0, "acceptor", k)
         req = Request(role="opponent", task="negotiation", instance=state, agent=j, round=0, sample=k,
                       prompt=N.render_prompt(state, j, allocation), context={"offer": text}, call_id=cid)

@@ -2,8 +2,9 @@
 
 :class:`HeuristicBackend` (label ``"heuristic"``) answers every role of :data:`~.roles.ROLES`
 from ``request.context`` and ``request.instance`` only (never from the prose ``prompt``), and
-writes text that the task's own parser reads back: each task has a ``render_*`` function whose
-output round-trips through the task's ``parse`` (one-line JSON, so a claim line can carry it).
+writes text that the task's own parser reads back: each task has a ``render_*`` function
+(Negotiation: :func:`~.tasks.negotiation.render_allocation`) whose output round-trips through
+the task's ``parse`` (one-line JSON, so a claim line can carry it).
 Each decision is a draw from a :class:`MASProfile` of per-decision probabilities, seeded from a
 stable SHA-256 hash of ``(seed, task, instance, agent, round, sample, role)`` (never Python's
 ``hash()``), so the same request always gets the same reply and different agents and samples
@@ -85,7 +86,6 @@ __all__ = [
     "render_evidence",
     "render_gomoku",
     "render_mapf",
-    "render_negotiation",
     "render_tactic_duel",
     "stable_rng",
 ]
@@ -171,15 +171,6 @@ def render_evidence(chain: tuple[int, ...], instance: E.EvidenceInstance | None 
 def render_gomoku(move: G.Move, state: G.GomokuState | None = None) -> str:
     """One-line JSON ``{"row": r, "col": c}`` that :func:`parse_move` reads back."""
     return json.dumps({"row": int(move[0]), "col": int(move[1])})
-
-
-def render_negotiation(allocation: N.Allocation, state: N.NegotiationState) -> str:
-    """One-line JSON ``{"self": {...}, "opponent": {...}}`` from the point of view of the state's
-    proposer (the side :func:`parse_allocation` reads a reply as), so ``state`` is needed."""
-    me = N.proposer(state)
-    items = state.config.items
-    return json.dumps({"self": dict(zip(items, allocation.counts[me])),
-                       "opponent": dict(zip(items, allocation.counts[1 - me]))})
 
 
 def render_tactic_duel(action: str, decision: T.DuelDecision | None = None) -> str:
@@ -396,7 +387,7 @@ KITS: dict[str, TaskKit] = {
     "gomoku": TaskKit(_gomoku_best, degrade_gomoku, _gomoku_refine, render_gomoku,
                       _task_value("gomoku"), _task_top("gomoku")),
     "negotiation": TaskKit(_negotiation_best, degrade_negotiation, _negotiation_refine,
-                           render_negotiation, _task_value("negotiation"), _task_top("negotiation")),
+                           N.render_allocation, _task_value("negotiation"), _task_top("negotiation")),
     "tactic_duel": TaskKit(_duel_best, degrade_tactic_duel, _duel_refine, render_tactic_duel,
                            _duel_value, _duel_top),
 }

@@ -51,6 +51,7 @@ __all__ = [
     "negotiation_configs",
     "new_negotiation",
     "parse_allocation",
+    "render_allocation",
     "parse_response",
     "play_negotiation",
     "proposal_score",
@@ -323,6 +324,14 @@ def _json_objects(text: str) -> list[dict[str, object]]:
             out.append(obj)
         pos = text.find("{", end)
     return out
+
+
+def render_allocation(allocation: Allocation, state: NegotiationState) -> str:
+    """One-line JSON ``{"self": {...}, "opponent": {...}}`` from the view of the state's proposer,
+    the form :func:`parse_allocation` reads back."""
+    me, items = proposer(state), state.config.items
+    return json.dumps({"self": dict(zip(items, allocation.counts[me])),
+                       "opponent": dict(zip(items, allocation.counts[1 - me]))})
 
 
 def parse_allocation(text: str, state: NegotiationState) -> Allocation | Invalid:
