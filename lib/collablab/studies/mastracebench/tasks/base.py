@@ -9,11 +9,13 @@ An :class:`Invalid` proposal scores 0 in every task.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Invalid", "Task", "is_invalid"]
+__all__ = ["Invalid", "Task", "flat_json_objects", "is_invalid", "json_values"]
 
 
 @dataclass(frozen=True)
@@ -46,3 +48,28 @@ class Task(Protocol):
     def canonical(self, proposal: Any) -> Hashable: ...
 
     def parse(self, text: str, instance: Any) -> Any: ...
+
+
+def json_values(text: str) -> list[Any]:
+    """Every JSON object or list that starts at a bracket of ``text``, in order (nested values
+    included: each bracket is tried as a start)."""
+    dec = json.JSONDecoder()
+    out = []
+    for m in re.finditer(r"[\[{]", text):
+        try:
+            obj, _ = dec.raw_decode(text, m.start())
+        except json.JSONDecodeError:
+            continue
+        out.append(obj)
+    return out
+
+
+def flat_json_objects(text: str) -> list[Any]:
+    """Every ``{...}`` span of ``text`` without inner braces that parses as JSON, in order."""
+    out = []
+    for m in re.finditer(r"\{[^{}]*\}", text):
+        try:
+            out.append(json.loads(m.group(0)))
+        except json.JSONDecodeError:
+            continue
+    return out

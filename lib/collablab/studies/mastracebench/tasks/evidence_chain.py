@@ -29,7 +29,6 @@ motives, alibis, other guests' clothes, unrelated traces and background details.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Mapping, Sequence
@@ -37,7 +36,7 @@ from dataclasses import dataclass
 from itertools import combinations, pairwise
 from typing import Any
 
-from .base import Invalid, is_invalid
+from .base import Invalid, is_invalid, json_values
 
 __all__ = [
     "ChainScore",
@@ -278,15 +277,10 @@ def parse_evidence(text: str, instance: EvidenceInstance | None = None) -> Chain
     (the final answer usually comes last). ``instance`` is not needed: ids outside the
     candidates are kept and scored as wrong facts (module docstring).
     """
-    dec = json.JSONDecoder()
     keyed: list[Chain] = []
     bare: list[Chain] = []
     reason = None
-    for m in re.finditer(r"[\[{]", text):
-        try:
-            obj, _ = dec.raw_decode(text, m.start())
-        except json.JSONDecodeError:
-            continue
+    for obj in json_values(text):
         got = _from_json(obj)
         if got is None:
             continue

@@ -25,13 +25,12 @@ How patterns are counted (decisions; tests/test_mastracebench_games.py checks ea
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from .base import Invalid, is_invalid
+from .base import Invalid, flat_json_objects, is_invalid
 
 __all__ = [
     "BLACK",
@@ -209,11 +208,7 @@ _NAME = re.compile(r"\b([A-Za-z])(\d{1,2})\b")
 
 
 def _from_json(text: str) -> Move | None:
-    for m in re.finditer(r"\{[^{}]*\}", text):
-        try:
-            obj = json.loads(m.group(0))
-        except json.JSONDecodeError:
-            continue
+    for obj in flat_json_objects(text):
         if not isinstance(obj, dict):
             continue
         if isinstance(obj.get("row"), int) and isinstance(obj.get("col"), int):

@@ -32,7 +32,6 @@ Decisions the paper leaves open (tested in tests/test_mastracebench_mapf.py):
 from __future__ import annotations
 
 import itertools
-import json
 import random
 import re
 from collections import deque
@@ -40,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import Invalid, is_invalid
+from .base import Invalid, is_invalid, json_values
 
 __all__ = [
     "DELTAS",
@@ -464,19 +463,6 @@ def _from_json(obj: Any, n: int) -> Plan | Invalid:
     return Invalid("JSON reply is neither an object nor a list")
 
 
-def _json_candidates(text: str) -> list[Any]:
-    dec = json.JSONDecoder()
-    out = []
-    for m in re.finditer(r"[\[{]", text):
-        try:
-            obj, _ = dec.raw_decode(text, m.start())
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, (dict, list)):
-            out.append(obj)
-    return out
-
-
 def parse_mapf(text: str, instance: MAPFInstance) -> Plan | Invalid:
     """A joint plan from a reply, or ``Invalid`` with the reason.
 
@@ -488,7 +474,7 @@ def parse_mapf(text: str, instance: MAPFInstance) -> Plan | Invalid:
     """
     n = instance.n_robots
     reasons: list[str] = []
-    for obj in _json_candidates(text):
+    for obj in json_values(text):
         plan = _from_json(obj, n)
         if not is_invalid(plan):
             return plan

@@ -18,13 +18,12 @@ Decisions the paper leaves open (documented here, tested in tests/test_mastraceb
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from .base import Invalid, is_invalid
+from .base import Invalid, flat_json_objects, is_invalid
 
 __all__ = [
     "ACTIONS",
@@ -211,11 +210,7 @@ def parse_action(text: str, decision: DuelDecision) -> str | Invalid:
     Burst without energy) is ``Invalid``.
     """
     name: str | None = None
-    for m in re.finditer(r"\{[^{}]*\}", text):
-        try:
-            obj = json.loads(m.group(0))
-        except json.JSONDecodeError:
-            continue
+    for obj in flat_json_objects(text):
         if isinstance(obj, dict) and isinstance(obj.get("action"), str):
             name = obj["action"].strip()
             break
