@@ -52,9 +52,6 @@ class LeaderMixin:
             if b not in instructions and len(self.teammate_holding.get(b, [])) < 2:
                 instructions[b] = f"go to door {door} and receive."
         rem = self._remaining()
-        if not hasattr(self, "fetches"):
-            self.fetches = {a: 0 for a in agents}
-            self.checks: dict[int, tuple[str, str, str]] = {}
         # share the fetching out evenly: the agent with the fewest fetches so far picks first
         for a in sorted(agents, key=lambda a: (self.fetches.get(a, 0), a)):
             if a in instructions:

@@ -85,6 +85,9 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.views: dict[int, dict[str, Any]] = {}
         self.preferred_room: str | None = None
         self.asked_ready: set[int] = set()
+        # as a leader (leader.py): fetches assigned per agent, and where each was sent to check
+        self.fetches: dict[int, int] = {a: 0 for a in range(ctx.n_agents)}
+        self.checks: dict[int, tuple[str, str, str]] = {}
 
     # -- perception -------------------------------------------------------------------------
     def observe(self, obs: dict[str, Any]) -> None:
