@@ -12,6 +12,8 @@
   wrong grab; appendix E.2 / F, Tables 18-22, Fig. 37).
 - :mod:`.plots`: house-style figures, each titled with its backend.
 - :mod:`.tail`: :func:`analysis_tail`, the one call every notebook ends with.
+- :mod:`.findings`: the shape of generated result sentences (:class:`~.findings.Report`,
+  :class:`~.findings.Finding`, :func:`~.findings.quote`); each study writes its own.
 """
 
 from .behaviours import (

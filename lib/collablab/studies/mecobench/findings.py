@@ -15,114 +15,24 @@ A :class:`Report` gathers a notebook's tables and findings by section; the noteb
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import pandas as pd
+
+from ...analysis.findings import Finding, Quote, Report, backend_of, quote, select_rows
 
 #: Prior variants without location information, and with noisy locations (tasks.PRIOR_FIELDS).
 NO_LOCATION = ("no_location", "none")
 NOISY = ("noisy", "noisy_no_appearance")
 
 
-@dataclass(frozen=True)
-class Quote:
-    """One number a sentence quotes: the table it came from, the row (``where``), the column, the
-    value, its printed form (which appears verbatim in the sentence) and the format that printed it."""
-
-    table: str
-    where: tuple[tuple[str, Any], ...]
-    column: str
-    value: float
-    text: str
-    fmt: str = "{:.2f}"
-
-    @property
-    def shown_value(self) -> float:
-        """The value as printed, on the table's scale (what comparisons use)."""
-        v = float(self.text.replace("%", "").replace("+", "").replace("pp", "").strip())
-        return v / 100 if "%}" in self.fmt else v
-
-
-@dataclass(frozen=True)
-class Finding:
-    """A sentence about a run, the paper claim it checks, and the numbers it quotes."""
-
-    claim: str
-    text: str
-    shown: bool | None
-    quotes: tuple[Quote, ...] = ()
-
-    def __str__(self) -> str:
-        return self.text
-
-    def _repr_markdown_(self) -> str:
-        return self.text
-
-
-@dataclass
-class Report:
-    """A notebook's result tables (by name) and findings (by section), all from one run."""
-
-    backend: str
-    n_episodes: int
-    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    sections: dict[str, list[Finding]] = field(default_factory=dict)
-
-    def findings(self, *sections: str) -> list[Finding]:
-        """The findings of ``sections`` (every section when none is named)."""
-        for name in sections:
-            if name not in self.sections:
-                raise KeyError(f"section: {name!r} is not in this report; allowed: {', '.join(self.sections)}")
-        return [f for name, fs in self.sections.items() if not sections or name in sections for f in fs]
-
-    def header(self) -> str:
-        """Which backend produced the numbers, and what they are (no claim about results)."""
-        kinds = {b.split(":")[0] for b in self.backend.split(",")}
-        what = ("the offline policies show how the mechanisms behave; these are not findings about LLMs"
-                if kinds <= {"heuristic", "oracle", "replay"} else "model endpoints")
-        return (f"Written from this run's tables: {self.n_episodes} episodes, backend **{self.backend}** ({what}). "
-                "Numbers are point estimates; the paired tests in the analysis tail give their uncertainty.")
-
-    def markdown(self, *sections: str) -> str:
-        """The findings of ``sections`` as a Markdown list; with no section named, all of them under
-        the header."""
-        items = "\n".join(f"- {f.text}" for f in self.findings(*sections)) or "- (no finding for this section)"
-        return items if sections else f"{self.header()}\n\n{items}"
-
-    def show(self, *sections: str) -> Any:
-        """IPython Markdown of :meth:`markdown` (what a notebook cell displays)."""
-        from IPython.display import Markdown
-
-        return Markdown(self.markdown(*sections))
-
-    def table(self, name: str, digits: int = 3) -> pd.DataFrame:
-        """A result table for display (rounded); the findings quote the unrounded table."""
-        return self.tables[name].round(digits)
-
-
 # -- helpers -----------------------------------------------------------------------------------------
-def backend_of(*tables: pd.DataFrame | None) -> str:
-    """The backend label(s) of the tables' ``backend`` columns ("unknown" without one)."""
-    labels = sorted({b for t in tables if t is not None and "backend" in t.columns
-                     for v in t["backend"].dropna().astype(str) for b in v.split(",")})
-    return ",".join(labels) or "unknown"
-
-
 def _the(backend: str) -> str:
     return f"the {backend} backend" + ("s" if "," in backend else "")
 
 
 def _lead(backend: str, sentence: str) -> str:
     return f"**{backend}**: {sentence}"
-
-
-def _rows(t: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:
-    sel = t
-    for k, v in where.items():
-        sel = sel[sel[k] == v]
-    return sel
 
 
 def _backend(t: pd.DataFrame | None, where: Mapping[str, Any]) -> str:
@@ -134,23 +44,6 @@ def _backend(t: pd.DataFrame | None, where: Mapping[str, Any]) -> str:
         if k in sel.columns:
             sel = sel[sel[k] == v]
     return backend_of(sel if len(sel) else t)
-
-
-def quote(t: pd.DataFrame | None, table: str, where: Mapping[str, Any], column: str,
-          fmt: str = "{:.2f}") -> Quote | None:
-    """The cell of ``t`` at the one row matching ``where`` in ``column``, or None when there is no
-    such row or the value is missing (NaN); ValueError when ``where`` matches several rows."""
-    if t is None or column not in t.columns or any(k not in t.columns for k in where):
-        return None
-    rows = _rows(t, where)
-    if len(rows) > 1:
-        raise ValueError(f"{table}: {dict(where)} matches {len(rows)} rows; name the row fully")
-    if not len(rows) or pd.isna(rows[column].iloc[0]):
-        return None
-    v = float(rows[column].iloc[0])
-    if math.isinf(v):
-        return None
-    return Quote(table, tuple(where.items()), column, v, fmt.format(v), fmt)
 
 
 def _v(q: Quote) -> float:
@@ -213,7 +106,7 @@ def _change(metric: str, q1: Quote, q2: Quote) -> str:
 
 
 def _sizes(t: pd.DataFrame, where: Mapping[str, Any], x: str = "n_agents") -> list[int]:
-    return sorted(int(n) for n in _rows(t, where)[x].dropna().unique())
+    return sorted(int(n) for n in select_rows(t, where)[x].dropna().unique())
 
 
 # -- §4: does collaboration help? --------------------------------------------------------------------
@@ -476,7 +369,7 @@ def protocol_ranking(t: pd.DataFrame, structure: str, table: str = "modes") -> F
     """
     claim = "§5.1, §5.2, Figs. 8a, 9a, Table 12: the leader ranks first and isolated agents last (2 agents)"
     b = _backend(t, {"structure": structure})
-    protos = list(_rows(t, {"structure": structure})["protocol"])
+    protos = list(select_rows(t, {"structure": structure})["protocol"])
     qs = {p: q for p in protos if (q := quote(t, table, {"structure": structure, "protocol": p}, "SR")) is not None}
     if len(qs) < 2 or not ({"leader", "isolated"} & set(qs)):
         return _missing(b, f"fewer than two protocols, or neither leader nor isolated, on {structure} tasks", claim)
@@ -706,8 +599,8 @@ def prior_ablation(t: pd.DataFrame, variant: str, n_agents: int = 2, table: str 
     """
     claim = f"§6.1, Table 13, Fig. 35: SR with {variant} priors vs full priors"
     b = backend_of(t)
-    rf = _rows(t, {"prior": "full", "n_agents": n_agents})
-    rv = _rows(t, {"prior": variant, "n_agents": n_agents})
+    rf = select_rows(t, {"prior": "full", "n_agents": n_agents})
+    rv = select_rows(t, {"prior": variant, "n_agents": n_agents})
     if len(rf) != 1 or len(rv) != 1:
         return _missing(b, f"no single row each for full and {_prior(variant)} with {_agents(n_agents)}", claim)
     qf = quote(t, table, {"prior": "full", "budget": rf["budget"].iloc[0], "n_agents": n_agents}, "SR")
@@ -808,7 +701,7 @@ def false_completions(rates: pd.DataFrame, by: str, table: str = "failures") -> 
     paper") else "not lower ...; <backend> does not show ...".
     """
     claim = "§6.2, Tables 21-22: false completions are destructive"
-    sel = _rows(rates, {"indicator": "false_completion"})
+    sel = select_rows(rates, {"indicator": "false_completion"})
     b = backend_of(sel)
     allw = {by: "all", "indicator": "false_completion"}
     qn, qw = quote(sel, table, allw, "episodes", "{:.0f}"), quote(sel, table, allw, "with", "{:.0f}")
