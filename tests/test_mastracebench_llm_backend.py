@@ -65,3 +65,22 @@ def test_a_request_needs_its_logical_call_id(tmp_path):
     be = backend("http://127.0.0.1:9/v1", tmp_path, "off")
     with pytest.raises(ValueError, match="call_id"):
         be.answer(Request(role="proposer", task="evidence_chain", instance=INSTANCE, agent=0, round=0))
+
+
+def test_max_tokens_and_response_format_reach_the_server_and_the_cache_key(tmp_path):
+    bodies: list[dict] = []
+
+    def record(body: dict, server: FakeOpenAIServer) -> FakeReply:
+        bodies.append(body)
+        return FakeReply(GOLD, usage={"prompt_tokens": 9, "completion_tokens": 5, "total_tokens": 14})
+
+    with FakeOpenAIServer(record) as srv:
+        spec = EndpointSpec(alias="fake", model="fake-model", base_url=srv.base_url, api_key_env=None)
+        plain = LLMBackend(LLMClient(spec, ResponseCache(tmp_path / "c.sqlite", "rw")), max_tokens=32)
+        json_mode = LLMBackend(LLMClient(spec, ResponseCache(tmp_path / "c.sqlite", "rw")), max_tokens=32,
+                               response_format={"type": "json_object"})
+        a = M.run("Single-Agent", EvidenceChainTask(), INSTANCE, "ev-0", plain)
+        b = M.run("Single-Agent", EvidenceChainTask(), INSTANCE, "ev-0", json_mode)  # another key: not a hit
+    assert len(bodies) == 2 and a.answer.valid and b.answer.valid
+    assert "response_format" not in bodies[0] and bodies[1]["response_format"] == {"type": "json_object"}
+    assert bodies[0]["max_tokens"] == bodies[1]["max_tokens"] == 32

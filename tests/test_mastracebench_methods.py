@@ -100,8 +100,7 @@ def test_task_spec_and_unknown_inputs():
     assert t.answer.score == 100.0 and t.answer.source == "agent0"
     with pytest.raises(ValueError, match="method.*allowed: Single-Agent"):
         run("Nope", TASK, INST, "x", Fake(default_script))
-    with pytest.raises(ValueError, match="MAS-GPT is not built"):
-        run("MAS-GPT", TASK, INST, "x", Fake(default_script))
+    assert "MAS-GPT" in METHODS  # built prompted (mas_gpt.py; tests/test_mastracebench_masgpt.py)
     with pytest.raises(ValueError, match="proposers: must be an integer >= 1"):
         MethodConfig(proposers=0)
 

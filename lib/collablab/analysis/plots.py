@@ -29,6 +29,8 @@ __all__ = [
     "lift_plot",
     "progress_curves",
     "progress_long",
+    "rate_plot",
+    "share_plot",
     "stratum_plot",
     "stratum_table_style",
     "team_size_plot",
@@ -353,4 +355,58 @@ def dup_grab_plot(rates: pd.DataFrame, *, backend: BackendLike = None,
     ax.set_xlim(0, max(10.0, float(np.nanmax(high, initial=0)) * 1.35))
     ax.set_xlabel("episodes with a duplicate grab (%)")
     _title(fig, title, backend if backend is not None else rates, rates)
+    return fig
+
+
+# --------------------------------------------------------------------------- #
+# label shares and rates (MASTraceBench Figs. 4, 5, 10)
+# --------------------------------------------------------------------------- #
+def share_plot(table: pd.DataFrame, labels: Sequence[str], *, row: str = "method", facet: str = "task",
+               backend: BackendLike = None, title: str = "Label shares (%)") -> Figure:
+    """One panel per ``facet`` value, one 100%-stacked horizontal bar per ``row`` value, a segment
+    per label column of ``labels`` (percentages, as in MASTraceBench Figs. 4-5)."""
+    from .significance import require_columns
+
+    require_columns(table, [row, facet, *labels])
+    facets = list(pd.unique(table[facet]))
+    rows = list(pd.unique(table[row]))
+    fig = HouseFigure(figsize=(2.6 * max(1, len(facets)) + 1.6, 0.32 * len(rows) + 1.6), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, max(1, len(facets)), sharey=True))
+    for ax, f in zip(axes, facets):
+        sub = table[table[facet] == f].set_index(row).reindex(rows)
+        left = np.zeros(len(rows))
+        for k, lab in enumerate(labels):
+            vals = sub[lab].fillna(0).to_numpy(dtype=float)
+            ax.barh(range(len(rows)), vals, left=left, color=f"C{k}", label=lab)
+            left += vals
+        ax.set_title(str(f), fontsize=9)
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("%")
+    axes[0].set_yticks(range(len(rows)))
+    axes[0].set_yticklabels(rows)
+    axes[0].invert_yaxis()
+    axes[-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    _title(fig, title, backend, table)
+    return fig
+
+
+def rate_plot(table: pd.DataFrame, *, value: str, low: str = "ci_low", high: str = "ci_high", label: str = "method",
+              reference: str | None = None, backend: BackendLike = None, title: str = "Rates with 95% CI") -> Figure:
+    """A point per row of ``table`` at ``value`` with its interval [``low``, ``high``]; an optional
+    ``reference`` column is drawn as a hollow marker (e.g. the other methods' pooled rate)."""
+    from .significance import require_columns
+
+    require_columns(table, [label, value, low, high])
+    fig, ax = _new(6.4, max(2.0, 0.35 * len(table) + 1.4))
+    y = np.arange(len(table))[::-1]
+    v = table[value].astype(float).to_numpy()
+    ax.errorbar(v, y, xerr=[v - table[low].astype(float).to_numpy(), table[high].astype(float).to_numpy() - v],
+                fmt="o", color="C0", capsize=3, label=value)
+    if reference is not None:
+        ax.scatter(table[reference].astype(float), y, facecolors="none", edgecolors="C3", label=reference, zorder=3)
+        ax.legend(fontsize=8)
+    ax.set_yticks(y)
+    ax.set_yticklabels(table[label].astype(str))
+    ax.set_xlim(0, 1)
+    _title(fig, title, backend, table)
     return fig

@@ -68,6 +68,7 @@ __all__ = [
     "DYNAMIC_TASKS",
     "MAX_DECISIONS",
     "OPPONENT",
+    "OPPONENT_SUFFIX",
     "episode_configs",
     "episode_id",
     "play_duel_episode",
@@ -77,6 +78,8 @@ __all__ = [
     "rescore_duel",
 ]
 
+#: what the opponent's trajectories add to the episode id (their instance ids)
+OPPONENT_SUFFIX = ":opponent"
 #: the fixed opponent method of every competitive task (§4.1)
 OPPONENT = "Single-Agent"
 DYNAMIC_TASKS: tuple[str, ...] = ("gomoku", "tactic_duel", "negotiation")
@@ -121,7 +124,7 @@ def _cap(task_name: str, max_decisions: int | None) -> int:
 
 
 def _opponent_id(episode: str) -> str:
-    return f"{episode}:opponent"
+    return f"{episode}{OPPONENT_SUFFIX}"
 
 
 # ------------------------------------------------------------------ Gomoku

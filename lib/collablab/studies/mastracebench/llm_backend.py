@@ -4,8 +4,18 @@
 :class:`collablab.llm.LLMClient` (so the response cache and replay apply) under the request's
 logical ``call_id`` and ``sample`` index, which makes replay independent of call order.
 Inference settings follow the paper's appendix: temperature 1.0 for MAS calls (the default
-here). The benchmark's own scoring calls (OptionGen's judge, Negotiation's acceptance probe,
-temperature 0) are not method roles and do not pass through here.
+here) and 0 for Negotiation's acceptance query (eq. 17), which episodes send as role
+``"opponent"`` (``probe_temperature``). OptionGen's judge has its own client (tasks.option_gen).
+``extra_params`` are sent with every call and are part of the cache key (e.g.
+``{"extra_body": {"chat_template_kwargs": {"enable_thinking": True}}}``, vLLM's switch for Qwen3's thinking
+mode). ``namespace`` prefixes every cache key's call id, so repeated runs of one unit (run 1,
+run 2, ...) sample afresh instead of replaying run 0; the records keep the logical ids.
+
+``max_tokens`` caps every reply; ``response_format`` (default None: not sent) is passed to the
+API as it is, e.g. ``{"type": "json_object"}`` for llama.cpp's server, which then constrains
+every reply to one JSON object (what the tasks' parsers and the role formats read). It is part
+of the cache key. (An ``EndpointSpec.default_params`` entry for it would not apply: the client
+sends its own ``response_format`` argument, None, over the default.)
 
 Failures are kept apart by whose they are. A reply the model gave, however bad, is returned
 as text, and the method records it as an invalid proposal. A failure that is not the model's
@@ -38,7 +48,11 @@ class LLMBackend:
     clients: Mapping[str, LLMClient] = field(default_factory=dict)
     temperature: float = 1.0
     max_tokens: int | None = 1024
+    response_format: Mapping[str, Any] | None = None
     label: str = ""
+    extra_params: Mapping[str, Any] | None = None
+    namespace: str = ""
+    probe_temperature: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -57,8 +71,11 @@ class LLMBackend:
         if not request.call_id:
             raise ValueError("call_id: a request to a model needs its logical call id (trajectory.make_call_id)")
         client = self._client_for(request)
-        result: Any = client.chat_sync(request.prompt, call_id=request.call_id, sample_index=request.sample,
-                                       temperature=self.temperature, max_tokens=self.max_tokens)
+        call_id = f"{self.namespace}/{request.call_id}" if self.namespace else request.call_id
+        temperature = self.probe_temperature if request.role == "opponent" else self.temperature
+        result: Any = client.chat_sync(request.prompt, call_id=call_id, sample_index=request.sample,
+                                       temperature=temperature, max_tokens=self.max_tokens,
+                                       response_format=self.response_format, extra_params=self.extra_params)
         if result.error is not None:
             raise BackendError(f"{request.call_id}: {result.error}")
         usage = result.usage

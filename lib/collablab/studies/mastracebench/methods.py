@@ -6,9 +6,12 @@ state=None) -> Trajectory``. It talks to a model only through :class:`~.roles.Re
 :class:`~.roles.Reply` (one small helper issues each request, records a :class:`~.trajectory.Call`
 under its logical id, parses the reply with the task's own parser and scores it). ``task`` is a
 :class:`TaskSpec` (a task plus ``prompt_of(instance) -> str``) or a bare task whose prompt is looked
-up by name in :data:`PROMPTS` (MAPF, EvidenceChain, Gomoku; Negotiation and TacticDuel need the
-player, so they need a :class:`TaskSpec`). Every prompt is the task prompt plus a short role
+up by name in :data:`PROMPTS` (MAPF, OptionGen, EvidenceChain, Gomoku; Negotiation and TacticDuel
+need the player, so they need a :class:`TaskSpec`). Every prompt is the task prompt plus a short role
 instruction of ours and the material the role is shown; the same material is in ``context``.
+A task that scores with calls of its own (OptionGen's judge) offers ``take_scoring_calls()``; the
+unit appends those calls (kind ``"score_judge"``, re-identified under the unit, out of TC) after
+each grading, and records the task's ``scorer_info()`` as ``Trajectory.scorer``.
 
 Which outputs are the Proposer Agents' initial and final proposals (§3.1) is written in
 :data:`PROPOSAL_OUTPUTS`; FPA is undefined for :data:`FPA_UNDEFINED` (Table 9's dashes).
@@ -42,7 +45,8 @@ Decisions the paper leaves open (ours; tested in tests/test_mastracebench_method
   critiques, reflections shown to a reviser), ``"experts"`` (AgentVerse's recruited roles),
   ``"model"``; CLEARS claims shown to the synthesiser carry ``"stance"`` (``"preserve"``/``"avoid"``).
 
-Not built: MAS-GPT (needs its fine-tuned generator model).
+MAS-GPT is built *prompted* (:mod:`.mas_gpt`, label ``mas_gpt.MAS_GPT_LABEL``): the backbone writes the
+multi-agent program the paper's fine-tuned MAS-GPT-32B would write; :func:`run_mas_gpt`.
 """
 
 from __future__ import annotations
@@ -50,14 +54,16 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .mas_gpt import SandboxLimits, run_session
 from .roles import Backend, Request, parse_claim_votes, parse_claims, parse_rating, parse_verdict
 from .tasks.base import Task, is_invalid
 from .tasks.evidence_chain import evidence_prompt
 from .tasks.gomoku import render_prompt as gomoku_prompt
 from .tasks.mapf import mapf_prompt
+from .tasks.option_gen import option_gen_prompt
 from .trajectory import Answer, Call, Proposal, ProposerTrace, Trajectory, make_call_id
 
 __all__ = [
@@ -79,6 +85,7 @@ __all__ = [
     "run_consistency",
     "run_int_debate",
     "run_mapr",
+    "run_mas_gpt",
     "run_mav",
     "run_reflection",
     "run_single_agent",
@@ -87,11 +94,12 @@ __all__ = [
 
 #: task name -> prompt renderer for tasks whose prompt needs only the instance/state
 PROMPTS: dict[str, Callable[[Any], str]] = {"evidence_chain": evidence_prompt, "mapf": mapf_prompt,
+                                            "option_gen": option_gen_prompt,
                                             "gomoku": gomoku_prompt}
 #: MAV's five validator questions (appendix)
 VALIDATOR_QUESTIONS: tuple[str, ...] = ("correctness", "completeness", "clarity", "reasoning", "relevance")
 #: methods of the paper that are not built here
-NOT_BUILT: tuple[str, ...] = ("MAS-GPT",)
+NOT_BUILT: tuple[str, ...] = ()
 #: methods whose FPA is undefined (Table 9)
 FPA_UNDEFINED: frozenset[str] = frozenset({"Single-Agent", "Reflection", "AgentVerse", "MAS-GPT"})
 
@@ -108,6 +116,10 @@ PROPOSAL_OUTPUTS: dict[str, tuple[str, str, str, str]] = {
     "Reflection": ("reasoner", "first response", "last revision (or first if approved)", "= final"),
     "MAPR": ("agent0..n-1", "round-0 solution", "solution revised after peer reviews", "majority vote"),
     "AgentVerse": ("solver", "first solution", "last revised solution", "= final"),
+    "MAS-GPT": ("program: each lineage of the program's proposer calls (mas-agentK); fallback: fallback0..n-1",
+                "its first reply (fallback: each candidate)",
+                "its last revision (a later proposer call shown its latest reply first); fallback: = initial",
+                "the program's returned answer (fallback: the aggregator's answer)"),
     "CLEARS": ("agent0..n-1", "round-0 proposal", "= initial (proposers do not revise)",
                "synthesis from top-endorsed and top-challenged claims"),
     "CLEARS w/o CCE": ("agent0..n-1", "round-0 proposal", "= initial", "synthesis from all claims"),
@@ -226,6 +238,9 @@ class _Session:
         self.task_prompt = self.spec.prompt_of(instance)
         self.calls: list[Call] = []
         self.rng = tie_break_rng(config.seed, method, instance_id, state)
+        self._take_scoring = getattr(self.spec.task, "take_scoring_calls", None)
+        if self._take_scoring is not None:  # judge calls made outside any unit belong to none
+            self._take_scoring()
 
     def ask(self, role: str, agent: str, index: int, rnd: int, instruction: str,
             context: Mapping[str, Any] | None = None, sample: int = 0) -> str:
@@ -253,7 +268,19 @@ class _Session:
         parsed = self.spec.task.parse(text, self.instance)
         if is_invalid(parsed):
             return Proposal.invalid()
-        return Proposal(self.spec.task.canonical(parsed), float(self.spec.task.score(parsed, self.instance)))
+        out = Proposal(self.spec.task.canonical(parsed), float(self.spec.task.score(parsed, self.instance)))
+        self.record_scoring()
+        return out
+
+    def record_scoring(self) -> None:
+        """Append the task's own scoring calls since the last take (OptionGen's judge:
+        ``take_scoring_calls``), re-identified under this unit; kind ``"score_judge"``, out of TC."""
+        if self._take_scoring is None:
+            return
+        for c in self._take_scoring():
+            cid = make_call_id(self.method, self.spec.name, self.instance_id, self.state, c.role, c.round,
+                               c.agent, c.sample)
+            self.calls.append(replace(c, call_id=cid))
 
     def propose(self, role: str, agent: str, index: int, rnd: int, instruction: str,
                 context: Mapping[str, Any] | None = None, sample: int = 0) -> _Out:
@@ -265,11 +292,14 @@ class _Session:
              source: str) -> Trajectory:
         """The unit's trajectory; ``answer`` None is an invalid answer."""
         a = answer if answer is not None else Proposal.invalid()
+        self.record_scoring()
+        info = getattr(self.spec.task, "scorer_info", None)
         return Trajectory(method=self.method, task=self.spec.name, instance=self.instance_id, state=self.state,
                           s_star=float(self.spec.task.max_score(self.instance)),
                           proposers=tuple(ProposerTrace(n, i, f) for n, i, f in traces),
                           answer=Answer(a.canonical, a.score, a.valid, source), calls=tuple(self.calls),
-                          run=self.config.run, backend=getattr(self.backend, "label", "unknown") or "unknown")
+                          run=self.config.run, backend=getattr(self.backend, "label", "unknown") or "unknown",
+                          scorer=info() if callable(info) else None)
 
     def vote(self, finals: Sequence[Proposal]) -> Proposal | None:
         """Majority vote over final proposals (seeded tie-break)."""
@@ -502,6 +532,15 @@ def run_clears_no_cce(task, instance, instance_id, backend, config=None, state=N
     return _clears("CLEARS w/o CCE", False, task, instance, instance_id, backend, config, state)
 
 
+def run_mas_gpt(task, instance, instance_id, backend, config=None, state=None,
+                limits: SandboxLimits | None = None) -> Trajectory:
+    """MAS-GPT, prompted (appendix "Adaptive MAS construction"; :mod:`.mas_gpt`): the programmer
+    writes a program, run in a sandbox within ``limits`` with every ``call_llm`` a recorded call;
+    on failure three candidates and an aggregator. FPA is undefined (Table 9)."""
+    s = _Session("MAS-GPT", task, instance, instance_id, backend, config or MethodConfig(), state)
+    return run_session(s, limits)
+
+
 #: method name (as in Tables 2 and 9) -> run function
 METHODS: dict[str, Callable[..., Trajectory]] = {
     "Single-Agent": run_single_agent,
@@ -513,6 +552,7 @@ METHODS: dict[str, Callable[..., Trajectory]] = {
     "Reflection": run_reflection,
     "MAPR": run_mapr,
     "AgentVerse": run_agentverse,
+    "MAS-GPT": run_mas_gpt,
     "CLEARS": run_clears,
     "CLEARS w/o CCE": run_clears_no_cce,
 }

@@ -15,7 +15,8 @@ Decisions and mechanisms:
 
 - **Initial proposal.** With ``p_correct`` the task's reference best (MAPF :func:`solve`,
   EvidenceChain gold chain, Gomoku :func:`greedy_move`, Negotiation :func:`rule_proposal` (or,
-  when the default acceptor rejects it, the best-scoring split), TacticDuel :func:`rule_action`), else ``degrade_*(best, instance, rng)`` (a strictly worse
+  when the default acceptor rejects it, the best-scoring split), TacticDuel :func:`rule_action`,
+  OptionGen the reference option set), else ``degrade_*(best, instance, rng)`` (a strictly worse
   proposal when one can be found). An agent's initial proposal is keyed without the round, so
   it is the same in every round; a reply is garbage text with ``p_unparsable`` (every role but
   the opponent), which the task parser records as ``Invalid``.
@@ -40,13 +41,20 @@ Decisions and mechanisms:
   correctness with error ``p_accept_wrong``; the synthesizer counts claims marked ``preserve``
   +1 and ``avoid`` -1 per agent (CLEARS), judges unmarked claims itself (CLEARS w/o CCE), and
   renders the top agent's proposal (ties: first listed).
-- **Other roles.** proposer, reflector, programmer, affirmative and negative propose as above;
+- **Programmer** (MAS-GPT's program writer): one of :data:`~.mas_gpt.PROGRAM_SHAPES` (ensemble,
+  critique-revise, single solver), picked by the request's seeded draw (never by method); with
+  ``p_unparsable`` garbage, like every role, which is no program (so both paths are exercised).
+- **Other roles.** proposer, reflector, affirmative and negative propose as above;
   validator, critic, reviewer and a judge shown one proposal answer ``{"approve": bool}``
   (approve only if every shown proposal is right); the evaluator rates ``{"score": 9}`` (right)
   or ``{"score": 4}``; the recruiter lists ``n`` (default 3) expert descriptions; the opponent
   plays the task's rule opponent (Negotiation: :class:`ReservationRule` when shown an
   ``"offer"``). Every reply format is the one the methods ask for and read with the parsers in
   :mod:`.roles`.
+- **OptionGen** is valued by the offline rule judge (:func:`~.tasks.option_gen.rule_scores` on the
+  canonical proposal with offline rubrics, eq 10), the judge ``OptionGenTask(judge=RuleJudge())``
+  scores with; its degradations are a distractor promoted to the answer, a distractor paraphrased
+  or duplicated from another, and an off-topic distractor (:func:`degrade_option_gen`).
 - **Tokens.** ``input_tokens``/``output_tokens`` are word counts (``len(text.split())``) of the
   prompt and the reply: offline proxies for TC (eq 5), not tokenizer counts.
 """
@@ -61,12 +69,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from .mas_gpt import PROGRAM_SHAPES
 from .roles import Reply, Request
 from .tasks import TASKS
 from .tasks import evidence_chain as E
 from .tasks import gomoku as G
 from .tasks import mapf as M
 from .tasks import negotiation as N
+from .tasks import option_gen as OG
 from .tasks import tactic_duel as T
 from .tasks.base import is_invalid
 
@@ -80,12 +90,14 @@ __all__ = [
     "degrade_gomoku",
     "degrade_mapf",
     "degrade_negotiation",
+    "degrade_option_gen",
     "degrade_tactic_duel",
     "garbage",
     "get_profile",
     "render_evidence",
     "render_gomoku",
     "render_mapf",
+    "render_option_gen",
     "render_tactic_duel",
     "stable_rng",
 ]
@@ -378,6 +390,81 @@ def _duel_top(decision: T.DuelDecision) -> float:
                default=0.0)
 
 
+_OPTION_RUBRICS = OG.RubricCache()  # offline rubrics, built once per item
+_OFF_TOPIC = ("Penguins can be trained to play the violin.", "Volcanoes mostly erupt on Tuesdays.",
+              "A recipe for bread needs yeast and flour.", "The train to Lisbon leaves at noon.")
+
+
+def render_option_gen(proposal: OG.OptionSet, item: OG.OptionGenItem | None = None) -> str:
+    """One-line JSON ``{"correct": ..., "distractors": [...]}`` that :func:`parse_options` reads back."""
+    return json.dumps(proposal.to_dict())
+
+
+def _option_value(proposal: Any, item: OG.OptionGenItem) -> float:
+    """Eq 10 by the rule judge on the canonical proposal (what ``RuleJudge`` gives the task)."""
+    if is_invalid(proposal):
+        return 0.0
+    correct, distractors = OG.canonical_options(proposal)  # type: ignore[misc]
+    return OG.option_gen_score(*OG.rule_scores(OG.OptionSet(correct, distractors), item, _OPTION_RUBRICS.get(item)))
+
+
+def _option_best(item: OG.OptionGenItem, rng: random.Random) -> OG.OptionSet:
+    return OG.OptionSet(item.correct, item.distractors)
+
+
+def degrade_option_gen(best: OG.OptionSet, item: OG.OptionGenItem, rng: random.Random) -> OG.OptionSet:
+    """A wrong variant of ``best``: a distractor promoted to the answer (the answer becomes a
+    distractor), a distractor replaced by a paraphrase (``"Indeed, ..."``) or a copy of another,
+    or by an off-topic sentence; the first (in a seeded order) that scores strictly lower."""
+    ds = list(best.distractors)
+    ops = ["promote", "paraphrase", "duplicate", "off_topic"]
+    rng.shuffle(ops)
+    ref = _option_value(best, item)
+    last = best
+    for op in ops:
+        k = rng.randrange(len(ds))
+        j = rng.choice([i for i in range(len(ds)) if i != k])
+        new = list(ds)
+        if op == "promote":
+            new[k] = best.correct
+            cand = OG.OptionSet(ds[k], tuple(new))
+        else:
+            new[k] = {"paraphrase": "Indeed, " + ds[j][:1].lower() + ds[j][1:], "duplicate": ds[j],
+                      "off_topic": rng.choice(_OFF_TOPIC)}[op]
+            cand = OG.OptionSet(best.correct, tuple(new))
+        if _option_value(cand, item) < ref - EPS:
+            return cand
+        last = cand
+    return last
+
+
+def _refine_option_gen(own: Any, best: OG.OptionSet, item: OG.OptionGenItem, rng: random.Random) -> OG.OptionSet:
+    """One edit toward the reference: put the reference answer in place (a distractor that is the
+    answer gets the displaced option if it is a reference distractor), else replace the first
+    distractor that is not a distinct reference distractor by a missing reference one."""
+    if is_invalid(own):
+        return best
+    norm = OG.normalize_option
+    refs = [norm(d) for d in best.distractors]
+    ds = list(own.distractors)
+    if norm(own.correct) != norm(best.correct):
+        for k, d in enumerate(ds):
+            if norm(d) == norm(best.correct):
+                present = {norm(x) for x in ds}
+                spare = [r for r, n in zip(best.distractors, refs) if n not in present]
+                ds[k] = own.correct if norm(own.correct) in refs else (spare[0] if spare else own.correct)
+        return OG.OptionSet(best.correct, tuple(ds))
+    seen: set[str] = set()
+    for k, d in enumerate(ds):
+        if norm(d) not in refs or norm(d) in seen:
+            missing = [r for r, n in zip(best.distractors, refs) if n not in {norm(x) for x in ds}]
+            if missing:
+                ds[k] = missing[0]
+                return OG.OptionSet(own.correct, tuple(ds))
+        seen.add(norm(d))
+    return own
+
+
 #: task name -> its kit
 KITS: dict[str, TaskKit] = {
     "mapf": TaskKit(_mapf_best, degrade_mapf, _refine_mapf, render_mapf,
@@ -390,12 +477,14 @@ KITS: dict[str, TaskKit] = {
                            N.render_allocation, _task_value("negotiation"), _task_top("negotiation")),
     "tactic_duel": TaskKit(_duel_best, degrade_tactic_duel, _duel_refine, render_tactic_duel,
                            _duel_value, _duel_top),
+    "option_gen": TaskKit(_option_best, degrade_option_gen, _refine_option_gen, render_option_gen,
+                          _option_value, lambda item: 100.0),
 }
 
 
 # --- the backend -------------------------------------------------------------------------------
 
-_PROPOSING = {"proposer", "reflector", "programmer", "affirmative", "negative"}
+_PROPOSING = {"proposer", "reflector", "affirmative", "negative"}
 _JUDGING = {"validator", "critic", "reviewer", "evaluator", "judge"}
 _CHOOSING = {"aggregator", "judge", "synthesizer"}
 _ASPECTS = ("answer", "feasibility", "quality", "completeness")
@@ -423,6 +512,10 @@ class HeuristicBackend:
     seed: int = 0
     agent_profiles: Mapping[int, MASProfile | str] | None = None
     label: str = "heuristic"
+    run: int = 0  # repeat index: run r > 0 draws from seed (seed, r); the reference solutions stay
+
+    def _seed(self) -> Any:
+        return self.seed if self.run == 0 else f"{self.seed}/run{self.run}"
 
     def profile_for(self, agent: int) -> MASProfile:
         """The profile of ``agent``."""
@@ -432,7 +525,7 @@ class HeuristicBackend:
 
     # helpers ---------------------------------------------------------------------------------
     def _rng(self, req: Request, *what: Any) -> random.Random:
-        return stable_rng(self.seed, req.task, _instance_key(req.instance), req.agent, req.round,
+        return stable_rng(self._seed(), req.task, _instance_key(req.instance), req.agent, req.round,
                           req.sample, req.role, *what)
 
     def _kit(self, task: str) -> TaskKit:
@@ -473,7 +566,7 @@ class HeuristicBackend:
     def initial(self, req: Request) -> Any:
         """The agent's initial proposal (keyed without the round: the same in every round)."""
         p = self.profile_for(req.agent)
-        rng = stable_rng(self.seed, req.task, _instance_key(req.instance), req.agent, req.sample,
+        rng = stable_rng(self._seed(), req.task, _instance_key(req.instance), req.agent, req.sample,
                          "initial")
         best = self._best(req)
         if rng.random() < p.p_correct:
@@ -578,6 +671,8 @@ class HeuristicBackend:
             return garbage(self._rng(req, "garbage"))
         shown = list(ctx.get("proposals", []))
         claims = list(ctx.get("claims", []))
+        if req.role == "programmer":
+            return PROGRAM_SHAPES[self._rng(req, "program").choice(sorted(PROGRAM_SHAPES))]
         if req.role == "recruiter":
             n = int(ctx.get("n", 3))
             return "\n".join(f"expert {k + 1}: a careful {req.task} solver" for k in range(n))

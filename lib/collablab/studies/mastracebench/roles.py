@@ -20,11 +20,12 @@ invalid proposal.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from .tasks.base import json_values
 
 __all__ = ["ROLES", "Backend", "Reply", "Request", "parse_claim_votes", "parse_claims", "parse_rating", "parse_verdict"]
 
@@ -74,14 +75,10 @@ class Backend(Protocol):
 
 # -- reading replies: the formats the methods ask for (one contract for every backend) --
 
-def _json_objects(text: str) -> list[Any]:
-    out = []
-    for m in re.finditer(r"\{.*\}", text, re.DOTALL):
-        try:
-            out.append(json.loads(m.group(0)))
-        except ValueError:
-            continue
-    return out
+def _json_objects(text: str) -> list[dict[str, Any]]:
+    """Every JSON object in ``text``, in order of its opening brace (nested ones too: an outer
+    object comes before the objects inside it); lists and unparsable spans are skipped."""
+    return [v for v in json_values(text) if isinstance(v, dict)]
 
 
 def parse_verdict(text: str) -> bool | None:

@@ -24,6 +24,9 @@ Conventions (the paper is silent on the record format; these are ours):
   ``-`` for static tasks (:func:`make_call_id`, :func:`parse_call_id`). Round 0 is the initial
   proposal round. Ids are unique within a trajectory; ``run`` tells repeated runs apart.
 - Records are strict: an unknown field is an error naming it (:func:`validate_trajectory`).
+- ``scorer`` (optional, written only when set) names what scored a judged task's proposals
+  (OptionGen: judge kind, model, prompt version, temperature, rubric source), so a judge's
+  scores are never compared across judges unknowingly; tasks scored by rules leave it out.
 """
 
 from __future__ import annotations
@@ -117,6 +120,7 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
                 },
             },
         },
+        "scorer": {"type": "object"},
     },
 }
 
@@ -333,10 +337,15 @@ class Trajectory:
     run: int = 0
     backend: str = "unknown"
     version: int = field(default=TRAJECTORY_VERSION)
+    scorer: Mapping[str, Any] | None = None  # what scored the proposals (a judge), when not rules
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "proposers", tuple(self.proposers))
         object.__setattr__(self, "calls", tuple(self.calls))
+        if self.scorer is not None:
+            if not isinstance(self.scorer, Mapping):
+                raise ValueError(f"scorer: a JSON object naming the judge, got {self.scorer!r}")
+            object.__setattr__(self, "scorer", canonical_json(dict(self.scorer), "scorer"))
         if isinstance(self.s_star, bool) or not isinstance(self.s_star, (int, float)) \
                 or not 0 <= self.s_star <= 100:
             raise ValueError(f"s_star: the maximum attainable score in [0, 100], got {self.s_star!r}")
@@ -364,11 +373,14 @@ class Trajectory:
         return make_call_id(self.method, self.task, self.instance, self.state, role, round, agent, sample)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON, valid against :data:`TRAJECTORY_SCHEMA`."""
-        return {"version": self.version, "method": self.method, "task": self.task, "instance": self.instance,
-                "state": self.state, "run": self.run, "backend": self.backend, "s_star": float(self.s_star),
-                "proposers": [p.to_dict() for p in self.proposers], "answer": self.answer.to_dict(),
-                "calls": [c.to_dict() for c in self.calls]}
+        """Plain JSON, valid against :data:`TRAJECTORY_SCHEMA` (``scorer`` only when set)."""
+        d = {"version": self.version, "method": self.method, "task": self.task, "instance": self.instance,
+             "state": self.state, "run": self.run, "backend": self.backend, "s_star": float(self.s_star),
+             "proposers": [p.to_dict() for p in self.proposers], "answer": self.answer.to_dict(),
+             "calls": [c.to_dict() for c in self.calls]}
+        if self.scorer is not None:
+            d["scorer"] = dict(self.scorer)
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Trajectory:
@@ -376,7 +388,8 @@ class Trajectory:
         validate_trajectory(d)
         return cls(d["method"], d["task"], d["instance"], d["state"], d["s_star"],
                    tuple(ProposerTrace.from_dict(p) for p in d["proposers"]), Answer.from_dict(d["answer"]),
-                   tuple(Call.from_dict(c) for c in d["calls"]), d["run"], d["backend"], d["version"])
+                   tuple(Call.from_dict(c) for c in d["calls"]), d["run"], d["backend"], d["version"],
+                   d.get("scorer"))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,168 @@
+"""Notebook 05's experiment: from its parameters (``P``, as
+:func:`collablab.runs.notebook_parameters` reads them) to the specs it runs, the run itself, and
+the records read back as trajectories and episode results (mastracebench.txt §4, Table 4).
+
+Two grids run as one: the **main** grid (every method x task x unit x run, the paper's
+configuration 3P+1R: Tables 2, 3, 7, 9, 10, Figs. 4-6, 10) and the **settings** grid of Table 4
+(Int. Debate and MAPR on EvidenceChain under each listed setting). The main setting's units are
+the main grid's own (specs are deduplicated), so Table 4's first row is the main run.
+
+A Table 4 setting is a dict ``{"label", "proposers", "rounds"}`` plus, for a heterogeneous team,
+``"agent_profiles"`` (offline: one profile per agent, e.g. ``"strong,medium,weak"`` for scale) and
+``"models"`` (LLM: one model per proposer). A heterogeneous setting without the key its backend
+needs is skipped and :func:`skipped_settings` says why; the heuristic has no model families, so
+Family-Het. runs only with models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from ...runs import canonical_json, default_run_id, load_run, run_grid
+from ...runs.fingerprint import code_fingerprint
+from ...runs.paths import outputs_dir
+from .spec import DEFAULTS, DYNAMIC_TASKS, STATIC_TASKS, TASK_ORDER, instance_count, trajectories_of, validate
+from .trajectory import EpisodeResult, Trajectory
+
+Params = dict[str, Any]
+FN = "collablab.studies.mastracebench:run_spec"
+NOTEBOOK = "05_proposal_trajectories"
+#: Table 4's methods and task.
+TABLE4_METHODS = ("Int. Debate", "MAPR")
+TABLE4_TASK = "evidence_chain"
+MAIN_SETTING = "3P+1R"
+
+__all__ = ["FN", "MAIN_SETTING", "NOTEBOOK", "TABLE4_METHODS", "TABLE4_TASK", "Records", "backend_keys", "main_specs",
+           "read_records", "run_notebook", "settings_specs", "skipped_settings", "specs"]
+
+
+def backend_keys(P: Params) -> dict[str, Any]:
+    """The spec keys naming the backend: the heuristic's profile, or the model endpoint."""
+    if P["backend"] == "heuristic":
+        return {"backend": "heuristic", "profile": P["profile"]}
+    keys = {"backend": "llm", "model": P["model"], "base_url": P["base_url"] or None, "provider": P["provider"],
+            "llm_cache_mode": P["llm_cache_mode"] or None}
+    return {k: v for k, v in keys.items() if v != DEFAULTS[k]}
+
+
+def _units(P: Params, task: str) -> int:
+    """How many units of ``task`` this run takes (the notebook's ``n_units``, at most what exists;
+    OptionGen without ``race_path`` has none)."""
+    if task == "option_gen" and not P.get("race_path"):
+        return 0
+    want = int(P["n_units"].get(task, 0))
+    return min(want, instance_count(task, P.get("race_path") or None))
+
+
+def _unit_specs(P: Params, task: str, methods: Sequence[str], extra: dict[str, Any]) -> list[dict[str, Any]]:
+    base = {"task": task, "seed": P["seed"], "instance_seed": P["instance_seed"], **backend_keys(P), **extra}
+    if task == "option_gen":
+        base["race_path"] = P["race_path"]
+    if task in DYNAMIC_TASKS and P.get("max_decisions") is not None:
+        base["max_decisions"] = P["max_decisions"]
+    runs = P["runs"] if task in STATIC_TASKS else [0]  # the appendix averages static tasks over runs
+    return [{**base, "method": m, "instance": i, **({"run": r} if r else {})}
+            for m in methods for i in range(_units(P, task)) for r in runs]
+
+
+def main_specs(P: Params) -> list[dict[str, Any]]:
+    """Every method x task x unit (x run for static tasks) in the main configuration."""
+    bad = [t for t in P["tasks"] if t not in TASK_ORDER]
+    if bad:
+        raise ValueError(f"tasks: {bad} not allowed; allowed: {', '.join(TASK_ORDER)}")
+    return [s for t in TASK_ORDER if t in P["tasks"] for s in _unit_specs(P, t, P["methods"], {})]
+
+
+def _setting_keys(P: Params, setting: dict[str, Any]) -> dict[str, Any] | None:
+    """The spec keys of a Table 4 setting for P's backend; None when it cannot run there."""
+    keys = {"proposers": int(setting["proposers"]), "rounds": int(setting["rounds"])}
+    hetero = "agent_profiles" in setting or "models" in setting
+    if hetero:
+        need = "agent_profiles" if P["backend"] == "heuristic" else "models"
+        if not setting.get(need):
+            return None
+        keys[need] = setting[need]
+    if hetero or keys != {"proposers": 3, "rounds": 1}:
+        keys["setting"] = str(setting["label"])
+    return keys
+
+
+def skipped_settings(P: Params) -> list[str]:
+    """Why some Table 4 settings do not run on this backend (one sentence each)."""
+    need = "agent_profiles" if P["backend"] == "heuristic" else "models"
+    return [f"{s['label']}: not run; a heterogeneous setting needs '{need}' on the {P['backend']} backend"
+            + (" (the heuristic has no model families)" if P["backend"] == "heuristic" else "")
+            for s in P["table4_settings"] if _setting_keys(P, s) is None]
+
+
+def settings_specs(P: Params) -> list[dict[str, Any]]:
+    """Table 4: Int. Debate and MAPR on EvidenceChain under every setting that runs on P's backend."""
+    out = []
+    for setting in P["table4_settings"]:
+        keys = _setting_keys(P, setting)
+        if keys is not None:
+            out += _unit_specs(P, TABLE4_TASK, TABLE4_METHODS, keys)
+    return out
+
+
+def specs(P: Params) -> list[dict[str, Any]]:
+    """The notebook's whole grid, each spec once (the main setting's Table 4 units are the main run's)."""
+    unique: dict[str, dict[str, Any]] = {}
+    for s in main_specs(P) + settings_specs(P):
+        unique.setdefault(canonical_json(s), s)
+    return list(unique.values())
+
+
+def run_notebook(P: Params) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Run (or resume) the notebook's grid; ``(episodes, steps, run folder)``."""
+    grid = specs(P)
+    if not grid:
+        raise ValueError("tasks/n_units: this run has no unit to run; name a task with n_units > 0")
+    run_id = P.get("run_id") or f"{default_run_id(grid, FN)}-{code_fingerprint()}"
+    res = run_grid(grid, fn=FN, study=NOTEBOOK, run_id=run_id, out_root=outputs_dir(), workers=P["workers"],
+                   params={**P, "spec_defaults": DEFAULTS}, backend=P["backend"], validate=validate)
+    if res.failures:
+        print(f"{len(res.failures)} unit(s) failed (not scored; a rerun retries them), e.g. "
+              f"{res.failures[0].get('error_type')}: {res.failures[0].get('error')}")
+    episodes, steps = load_run(res.run_dir)
+    return episodes, steps, str(res.run_dir)
+
+
+class Records:
+    """A run's records as the metrics read them: trajectories and game results, split into the
+    main configuration and Table 4's settings."""
+
+    def __init__(self, episodes: pd.DataFrame, steps: pd.DataFrame) -> None:
+        self.episodes = episodes
+        main = episodes["setting"].eq(MAIN_SETTING) & episodes["agent_profiles"].isna() & episodes["models"].isna()
+        self.main_keys = set(episodes.loc[main, "episode_key"])
+        self.backend = ",".join(sorted(set(episodes["backend"].astype(str)))) or "unknown"
+        self.trajectories: list[Trajectory] = trajectories_of(steps)
+        self._setting_of = dict(zip(episodes["episode_key"], episodes["setting"]))
+        self._key_of = list(steps["episode_key"])
+
+    @property
+    def main(self) -> list[Trajectory]:
+        """Trajectories of the main configuration."""
+        return [t for t, k in zip(self.trajectories, self._key_of) if k in self.main_keys]
+
+    def games(self) -> list[EpisodeResult]:
+        """Game results (eq. 2) of the main configuration."""
+        rows = self.episodes[~self.episodes["static"].astype(bool) & self.episodes["episode_key"].isin(self.main_keys)]
+        return [EpisodeResult(r.method, r.task, r.unit, float(r.score), int(r.run)) for r in rows.itertuples()]
+
+    def by_setting(self, task: str = TABLE4_TASK, methods: Sequence[str] = TABLE4_METHODS) -> dict[str, list[Trajectory]]:
+        """Table 4's trajectories per setting label (the main setting under :data:`MAIN_SETTING`)."""
+        out: dict[str, list[Trajectory]] = {}
+        for t, k in zip(self.trajectories, self._key_of):
+            if t.task == task and t.method in methods:
+                out.setdefault(str(self._setting_of[k]), []).append(t)
+        return out
+
+
+def read_records(episodes: pd.DataFrame, steps: pd.DataFrame) -> Records:
+    """:class:`Records` of a run's frames (from :func:`run_notebook` or ``load_run``)."""
+    return Records(episodes, steps)

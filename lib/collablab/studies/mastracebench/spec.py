@@ -1,0 +1,384 @@
+"""One MASTraceBench unit of work from a flat spec dict: what grids and notebooks call.
+
+A spec names the task (``task``, Table 1), the method (``method``, Tables 2 and 9), which
+instance (``instance``: an index into the task's instances, or for a game into its episodes) and
+which repeat (``run``); the team (``proposers``, ``rounds``, per-agent ``agent_profiles`` offline
+or ``models`` with an endpoint); and the backend (``backend``: ``heuristic`` or ``llm``).
+Unknown keys and bad values are rejected, naming the key and the allowed values, before any
+call is made.
+
+One spec is one static evaluation unit (MAPF, OptionGen, EvidenceChain: one trajectory) or one
+game episode (Gomoku, Negotiation, TacticDuel: one trajectory per decision of the method's
+player against the fixed Single-Agent opponent, §4.1). :func:`run_spec` returns
+``{"episode": <unit summary>, "steps": [<trajectory records>]}`` (:data:`RECORD_SCHEMA`), the
+shape the run grid stores and resumes.
+
+Decisions (ours; tested in tests/test_mastracebench_spec.py):
+
+- **Instances.** MAPF's 157 are the paper's 2-robot 5x5 bottleneck (index 0) and 156 generated
+  maps (:func:`~.tasks.generate_mapf`, seed ``instance_seed``); EvidenceChain's 100 are
+  generated; OptionGen's come from the user's RACE copy (``race_path``: RACE cannot be
+  shipped); Gomoku 50 games (25 as black, 25 as white), TacticDuel 50 duels, Negotiation 100
+  scenarios each played twice with the first proposer swapped (200 episodes; index ``2 s + f``).
+  A smaller run takes a prefix of these lists, so its units are the paper's first units.
+- **Runs.** ``run`` is the repeat index (the appendix averages static tasks over 3 runs). It
+  is written in every record; an LLM run ``r > 0`` keys its cached calls apart from run 0
+  (``LLMBackend.namespace``) and the heuristic draws from seed ``(seed, run)``.
+- **Inference settings** (appendix): MAS calls at ``temperature`` 1.0, Negotiation's acceptance
+  probes and OptionGen's judge at 0. ``thinking``: ``"auto"`` asks a vLLM server for thinking
+  mode (``chat_template_kwargs.enable_thinking``, read by Qwen3's chat template) on MAPF and
+  Gomoku and for no thinking on the other tasks, and sends nothing to other providers (they may
+  reject the field); ``"paper"`` sends it to any provider; ``"none"`` never sends it.
+- **Heterogeneous teams** (Table 4): ``agent_profiles`` (``"strong,medium,weak"``) gives agent
+  index ``k`` profile ``k`` offline; ``models`` (``"a,b,c"``) gives proposer ``agentk`` model
+  ``k`` on an LLM backend. Function agents (validators, reviewers) with index ``k`` share
+  profile ``k``: the heuristic knows agents by index only.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from ...agents.llm import backend_label, per_agent, provider_of
+from ...llm import CACHE_MODES, EndpointSpec, LLMClient, ResponseCache, check_key_env_name
+from . import episodes as EP
+from .llm_backend import LLMBackend
+from .methods import METHODS, MethodConfig, run
+from .offline import PROFILES, HeuristicBackend
+from .roles import Backend, Reply, Request
+from .tasks import TASKS, bottleneck_5x5, generate_evidence, generate_mapf
+from .trajectory import (EPISODE_SCHEMA, TRAJECTORY_SCHEMA, TRAJECTORY_VERSION, Trajectory, parse_call_id)
+
+__all__ = ["BACKENDS", "DEFAULTS", "DYNAMIC_TASKS", "PAPER_COUNTS", "RECORD_SCHEMA", "STATIC_TASKS", "TASK_ORDER",
+           "THINKING", "THINKING_TASKS", "episode_id", "instance_count", "is_invalid", "make_backend",
+           "method_config", "resolve", "run_spec", "sabotage", "trajectories_of", "validate"]
+
+#: Table 1's order: static tasks, then dynamic ones.
+TASK_ORDER = ("mapf", "option_gen", "evidence_chain", "gomoku", "negotiation", "tactic_duel")
+STATIC_TASKS = TASK_ORDER[:3]
+DYNAMIC_TASKS = TASK_ORDER[3:]
+#: Units per task in the paper (Table 1; Negotiation: 100 scenarios x 2 first proposers).
+PAPER_COUNTS = {"mapf": 157, "option_gen": 235, "evidence_chain": 100, "gomoku": 50, "negotiation": 200,
+                "tactic_duel": 50}
+BACKENDS = ("heuristic", "llm")
+THINKING = ("auto", "paper", "none")
+#: Tasks run with thinking mode in the paper (appendix, "Model and Inference Settings").
+THINKING_TASKS = ("mapf", "gomoku")
+
+DEFAULTS: dict[str, Any] = {
+    "task": None,  # one of TASK_ORDER
+    "method": None,  # one of methods.METHODS
+    "instance": None,  # index into the task's instances (games: episodes)
+    "instance_seed": 0,  # generator seed of MAPF/EvidenceChain instances and game configurations
+    "race_path": None,  # OptionGen: the user's RACE copy (directory or JSON/JSONL file)
+    "run": 0,  # repeat index (static tasks are averaged over 3 runs in the paper)
+    "seed": 0,  # tie-breaks and heuristic draws
+    "proposers": 3,  # Proposer Agents of multi-proposer methods (Table 4's P)
+    "rounds": 1,  # interaction rounds of Int./Agg. Debate and MAPR (Table 4's R)
+    "setting": None,  # a label for the configuration (e.g. "3P+1R", "Scale-Het."); recorded only
+    "max_decisions": None,  # games: cap on the method's decisions (None: episodes.MAX_DECISIONS)
+    "backend": "heuristic",  # heuristic | llm
+    "profile": "medium",  # heuristic: strong | medium | weak
+    "agent_profiles": None,  # heuristic: "strong,medium,weak" = one profile per agent index
+    "model": None,  # llm: the backbone (every role, the opponent and the fallback)
+    "models": None,  # llm: "a,b,c" = one model per proposer (agent0, agent1, ...)
+    "base_url": None,  # llm: None = the OpenAI API; e.g. http://127.0.0.1:8000/v1 for `vllm serve`
+    "provider": "auto",  # llm: label prefix openai | vllm | llamacpp | compat (auto: openai without base_url)
+    "api_key_env": None,  # llm: NAME of the key's variable (None: OPENAI_API_KEY for OpenAI, else no key)
+    "llm_cache": None,  # llm: cache file (None: $COLLABLAB_LLM_CACHE or outputs/llm_cache.sqlite)
+    "llm_cache_mode": None,  # llm: rw | replay | off
+    "temperature": 1.0,  # llm: MAS calls (appendix); probes and the judge run at 0
+    "max_tokens": 4096,  # llm: per call (the paper allows 16384)
+    "thinking": "auto",  # llm: auto | paper | none (module docstring)
+    "llm_max_concurrency": 4,
+    "llm_timeout_s": 600.0,
+    "llm_max_attempts": 4,
+}
+
+
+def _int(s: dict[str, Any], key: str, low: int, allow_none: bool = False) -> None:
+    v = s[key]
+    if allow_none and v is None:
+        return
+    if isinstance(v, bool) or not isinstance(v, int) or v < low:
+        raise ValueError(f"{key}: must be an integer >= {low}{' or None' if allow_none else ''}, got {v!r}")
+
+
+def _choice(s: dict[str, Any], key: str, allowed: Any) -> None:
+    if s[key] not in allowed:
+        raise ValueError(f"{key}: {s[key]!r} is not allowed; allowed: {', '.join(map(str, allowed))}")
+
+
+def instance_count(task: str, race_path: str | None = None) -> int:
+    """How many units ``task`` has: the paper's count (OptionGen: what the user's RACE copy holds,
+    at most 235)."""
+    if task == "option_gen":
+        return len(_option_items(_need_race(race_path)))
+    return PAPER_COUNTS[task]
+
+
+def _need_race(race_path: str | None) -> str:
+    if not race_path:
+        raise ValueError("race_path: OptionGen reads RACE items from a copy you give (RACE cannot be shipped); "
+                         "set race_path to its folder or JSON/JSONL file")
+    return str(race_path)
+
+
+def resolve(spec: dict[str, Any]) -> dict[str, Any]:
+    """The spec with defaults filled in; ValueError naming a bad key or value."""
+    unknown = set(spec) - set(DEFAULTS)
+    if unknown:
+        raise ValueError(f"spec: unknown key(s) {sorted(unknown)}; allowed: {', '.join(DEFAULTS)}")
+    s = {**DEFAULTS, **spec}
+    _choice(s, "task", TASK_ORDER)
+    _choice(s, "method", METHODS)
+    _choice(s, "backend", BACKENDS)
+    _choice(s, "thinking", THINKING)
+    for key, low in (("instance", 0), ("instance_seed", 0), ("run", 0), ("seed", 0), ("proposers", 1),
+                     ("rounds", 0), ("max_tokens", 1), ("llm_max_concurrency", 1), ("llm_max_attempts", 1)):
+        _int(s, key, low)
+    _int(s, "max_decisions", 1, allow_none=True)
+    n = instance_count(s["task"], s["race_path"])
+    if s["instance"] >= n:
+        raise ValueError(f"instance: {s['instance']} is out of range; {s['task']} has instances 0..{n - 1}")
+    if s["backend"] == "heuristic":
+        _choice(s, "profile", PROFILES)
+        for p in (s["agent_profiles"] or "").split(",") if s["agent_profiles"] else []:
+            if p.strip() not in PROFILES:
+                raise ValueError(f"agent_profiles: {p.strip()!r} is not allowed; allowed: {', '.join(PROFILES)} "
+                                 "(comma-separated, one per agent)")
+    else:
+        _check_llm(s)
+    method_config(s)  # raises naming a bad team setting
+    return s
+
+
+def _check_llm(s: dict[str, Any]) -> None:
+    if not isinstance(s["model"], str) or not s["model"]:
+        raise ValueError("model: backend 'llm' needs a model name, e.g. model='Qwen/Qwen3-32B'")
+    if s["models"] is not None:
+        if not isinstance(s["models"], str) or not all(m.strip() for m in s["models"].split(",")):
+            raise ValueError(f"models: one model name per proposer, comma-separated (e.g. 'a,b,c'), got {s['models']!r}")
+        per_agent(s["models"], s["proposers"], "models")
+    if s["base_url"] is not None and not (isinstance(s["base_url"], str) and s["base_url"].startswith(("http://", "https://"))):
+        raise ValueError(f"base_url: {s['base_url']!r} must start with http:// or https://")
+    if s["provider"] not in ("auto", "openai", "vllm", "llamacpp", "compat"):
+        raise ValueError(f"provider: {s['provider']!r} is not allowed; allowed: auto, openai, vllm, llamacpp, compat")
+    check_key_env_name(s["api_key_env"])
+    if s["llm_cache_mode"] is not None:
+        _choice(s, "llm_cache_mode", CACHE_MODES)
+    t = s["temperature"]
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2:
+        raise ValueError(f"temperature: must be a number in [0, 2], got {t!r}")
+    v = s["llm_timeout_s"]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+        raise ValueError(f"llm_timeout_s: must be a positive number, got {v!r}")
+
+
+def validate(spec: dict[str, Any]) -> None:
+    """Check a spec fully without running it (the run grid calls this before any unit starts)."""
+    s = resolve(spec)
+    if s["task"] == "option_gen":
+        _option_items(s["race_path"])
+
+
+def method_config(s: dict[str, Any]) -> MethodConfig:
+    """The method configuration of a resolved spec (appendix defaults, Table 4's P and R)."""
+    models = {}
+    if s["backend"] == "llm" and s["models"]:
+        models = {f"agent{k}": m for k, m in enumerate(per_agent(s["models"], s["proposers"], "models"))}
+    return MethodConfig(proposers=s["proposers"], rounds=s["rounds"], seed=s["seed"], run=s["run"], models=models)
+
+
+# -- instances ----------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=8)
+def _static_instances(task: str, seed: int) -> tuple[Any, ...]:
+    if task == "mapf":
+        return (bottleneck_5x5(), *generate_mapf(PAPER_COUNTS["mapf"] - 1, seed))
+    return tuple(generate_evidence(PAPER_COUNTS["evidence_chain"], seed))
+
+
+@functools.lru_cache(maxsize=4)
+def _option_items(race_path: str) -> tuple[Any, ...]:
+    from .tasks.option_gen import load_race
+
+    return tuple(load_race(race_path, n=PAPER_COUNTS["option_gen"]))
+
+
+@functools.lru_cache(maxsize=8)
+def _games(task: str, seed: int) -> tuple[Any, ...]:
+    n = PAPER_COUNTS[task] // 2 if task == "negotiation" else PAPER_COUNTS[task]
+    return tuple(EP.episode_configs(task, n, seed))
+
+
+def _instance(s: dict[str, Any]) -> tuple[Any, str]:
+    """(instance, its id) of a static spec."""
+    if s["task"] == "option_gen":
+        item = _option_items(s["race_path"])[s["instance"]]
+        return item, str(item.id)
+    inst = _static_instances(s["task"], s["instance_seed"])[s["instance"]]
+    return inst, str(inst.name)
+
+
+def episode_id(s: dict[str, Any]) -> str:
+    """The unit's id: the instance id (static) or the episode id (games)."""
+    if s["task"] in STATIC_TASKS:
+        return _instance(s)[1]
+    return EP.episode_id(s["task"], _games(s["task"], s["instance_seed"])[s["instance"]])
+
+
+# -- backends -----------------------------------------------------------------------------------
+
+def _thinking(s: dict[str, Any]) -> dict[str, Any] | None:
+    if s["thinking"] == "none" or (s["thinking"] == "auto" and provider_of(s["provider"], s["base_url"]) != "vllm"):
+        return None
+    return {"extra_body": {"chat_template_kwargs": {"enable_thinking": s["task"] in THINKING_TASKS}}}
+
+
+def make_backend(s: dict[str, Any]) -> Backend:
+    """The backend of a resolved spec: the heuristic with its profiles, or one LLM client per model."""
+    if s["backend"] == "heuristic":
+        profiles = None
+        if s["agent_profiles"]:
+            profiles = {k: p.strip() for k, p in enumerate(s["agent_profiles"].split(","))}
+        return HeuristicBackend(profile=s["profile"], seed=s["seed"], agent_profiles=profiles, run=s["run"])
+    cache = ResponseCache(s["llm_cache"], s["llm_cache_mode"])
+    env = s["api_key_env"]
+    if env is None and provider_of(s["provider"], s["base_url"]) == "openai":
+        env = "OPENAI_API_KEY"
+
+    def client(model: str) -> LLMClient:
+        label = backend_label(s["provider"], s["base_url"], model)
+        return LLMClient(EndpointSpec(alias=label, model=model, base_url=s["base_url"], api_key_env=env,
+                                      max_concurrency=int(s["llm_max_concurrency"]),
+                                      timeout_s=float(s["llm_timeout_s"]), max_attempts=int(s["llm_max_attempts"])),
+                         cache)
+
+    models = sorted(set(method_config(s).models.values()))
+    labels = [backend_label(s["provider"], s["base_url"], m) for m in [s["model"], *models]]
+    return LLMBackend(client(s["model"]), clients={m: client(m) for m in models}, temperature=float(s["temperature"]),
+                      max_tokens=int(s["max_tokens"]), label=",".join(dict.fromkeys(labels)),
+                      extra_params=_thinking(s), namespace=f"run{s['run']}" if s["run"] else "")
+
+
+# -- one unit -----------------------------------------------------------------------------------
+
+def _task_object(s: dict[str, Any], backend: Backend) -> Any:
+    if s["task"] == "option_gen":
+        from .tasks.option_gen import OptionGenTask, judge_for
+
+        return OptionGenTask(judge=judge_for(backend))
+    return TASKS[s["task"]]()
+
+
+def _step(k: int, t: Trajectory) -> dict[str, Any]:
+    return {"step": k, "agent": 0, **t.to_dict()}
+
+
+def run_spec(spec: dict[str, Any], wrap_team: Callable[[Backend], Backend] | None = None) -> dict[str, Any]:
+    """Run one unit; returns ``{"episode": ..., "steps": [trajectory records]}``.
+
+    ``wrap_team`` (backend -> backend) lets conformance checks inject faults (``collablab.testing``).
+    """
+    s = resolve(spec)
+    backend = make_backend(s)
+    if wrap_team is not None:
+        backend = wrap_team(backend)
+    cfg = method_config(s)
+    opponent_tokens = 0
+    if s["task"] in STATIC_TASKS:
+        inst, iid = _instance(s)
+        trajs = [run(s["method"], _task_object(s, backend), inst, iid, backend, cfg)]
+        score = trajs[0].answer.score
+    else:
+        game = _games(s["task"], s["instance_seed"])[s["instance"]]
+        iid = EP.episode_id(s["task"], game)
+        trajs, result, opponent = EP.play_episode(s["task"], s["method"], game, backend, iid, cfg, s["max_decisions"])
+        score = result.score
+        opponent_tokens = sum(c.tokens for t in opponent for c in t.calls)
+    calls = [c for t in trajs for c in t.calls]
+    episode = {"version": TRAJECTORY_VERSION, "unit": iid, "task": s["task"], "method": s["method"],
+               "index": s["instance"], "instance_seed": s["instance_seed"], "run": s["run"], "seed": s["seed"],
+               "backend": getattr(backend, "label", "unknown") or "unknown", "profile": s["profile"] if s["backend"] == "heuristic" else None,
+               "agent_profiles": s["agent_profiles"], "model": s["model"], "models": s["models"],
+               "proposers": s["proposers"], "rounds": s["rounds"],
+               "setting": s["setting"] or f"{s['proposers']}P+{s['rounds']}R", "static": s["task"] in STATIC_TASKS,
+               "score": float(score), "n_units": len(trajs), "valid_answers": sum(t.answer.valid for t in trajs),
+               "tokens": sum(c.tokens for c in calls if c.counts_for_tc),
+               "scoring_tokens": sum(c.tokens for c in calls if not c.counts_for_tc),
+               "opponent_tokens": opponent_tokens}
+    return {"episode": episode, "steps": [_step(k, t) for k, t in enumerate(trajs)]}
+
+
+def _plain(key: str, v: Any) -> Any:
+    """A frame cell back to its record value: pandas stores a column of ints and None (``state``:
+    None for static tasks) as floats with NaN."""
+    if isinstance(v, float) and v != v:
+        return None
+    if key == "state" and isinstance(v, float):
+        return int(v)
+    return v
+
+
+def trajectories_of(steps: Any) -> list[Trajectory]:
+    """The trajectories of stored step records (rows of a run's ``steps`` frame, or dicts)."""
+    fields = set(TRAJECTORY_SCHEMA["properties"])
+    rows = steps.to_dict("records") if hasattr(steps, "to_dict") else list(steps)
+    return [Trajectory.from_dict({k: _plain(k, v) for k, v in r.items() if k in fields}) for r in rows]
+
+
+# -- what collablab.testing needs ---------------------------------------------------------------
+
+_UNIT_EPISODE: dict[str, Any] = {
+    "type": "object",
+    "required": ["version", "unit", "task", "method", "index", "run", "seed", "backend", "setting", "static", "score",
+                 "n_units", "valid_answers", "tokens", "scoring_tokens", "opponent_tokens"],
+    "properties": {
+        "version": {"const": TRAJECTORY_VERSION},
+        "unit": {"type": "string", "minLength": 1},
+        "task": {"enum": list(TASK_ORDER)},
+        "method": {"enum": list(METHODS)},
+        "score": EPISODE_SCHEMA["properties"]["score"],
+        **{k: {"type": "integer", "minimum": 0} for k in ("index", "run", "seed", "n_units", "valid_answers", "tokens",
+                                                          "scoring_tokens", "opponent_tokens")},
+        "backend": {"type": "string", "minLength": 1},
+        "static": {"type": "boolean"},
+    },
+}
+_STEP: dict[str, Any] = {**TRAJECTORY_SCHEMA,
+                         "required": [*TRAJECTORY_SCHEMA["required"], "step", "agent"],
+                         "properties": {**TRAJECTORY_SCHEMA["properties"], "step": {"type": "integer", "minimum": 0},
+                                        "agent": {"const": 0}}}
+#: The versioned records of a unit: its summary (``episode``) and one trajectory per decision (``step``).
+RECORD_SCHEMA: dict[str, Any] = {"version": TRAJECTORY_VERSION, "episode": _UNIT_EPISODE, "step": _STEP}
+
+#: What the sabotaged backend says in the first unit: nothing any task can read.
+_UNUSABLE = "I would rather not say."
+
+
+class _Sabotaged:
+    """A backend whose replies in the method's first unit (static instance, or decision 0) are unusable."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.label = getattr(backend, "label", "unknown")
+
+    def answer(self, request: Request) -> Reply:
+        _, _, instance, state, *_ = parse_call_id(request.call_id)
+        if state in (None, 0) and not instance.endswith(EP.OPPONENT_SUFFIX):
+            return Reply(_UNUSABLE, len(request.prompt.split()), len(_UNUSABLE.split()))
+        return self.backend.answer(request)
+
+
+def sabotage(backend: Backend) -> Backend:
+    """``backend`` with every reply of the method's first unit made unreadable (its answer is invalid)."""
+    return _Sabotaged(backend)
+
+
+def is_invalid(step: dict[str, Any]) -> bool:
+    """A recorded invalid action: the unit's final MAS answer could not be read (OV, eq. 23)."""
+    return not step["answer"]["valid"]
+
