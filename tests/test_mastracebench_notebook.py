@@ -48,3 +48,17 @@ def test_a_second_run_resumes_and_reads_the_same_records(default_run):
     P, episodes, steps, run_dir = default_run
     again, steps2, run_dir2 = E.run_notebook(P)
     assert run_dir2 == run_dir and len(again) == len(episodes) and len(steps2) == len(steps)
+
+
+def test_table4_settings_are_the_papers_eight_in_the_params_file_and_the_notebook():
+    from collablab.notebooks import parameter_set
+
+    default = ast.literal_eval(pm.inspect_notebook(str(NB))["table4_settings"]["default"])
+    for name in ("full", "qwen3"):
+        assert parameter_set(NB, name, NB.parents[1])["table4_settings"] == default
+    assert [(s["label"], s["proposers"], s["rounds"]) for s in default] == [
+        ("Main (3P+1R)", 3, 1), ("5P+1R", 5, 1), ("7P+1R", 7, 1), ("3P+2R", 3, 2), ("3P+3R", 3, 3), ("5P+2R", 5, 2),
+        ("Scale-Het.", 3, 1), ("Family-Het.", 3, 1)]
+    scale, family = default[6]["models"].split(","), default[7]["models"].split(",")
+    assert [m.split("/")[1] for m in scale] == ["Qwen3-32B", "Qwen3-14B", "Qwen3-8B"]
+    assert len({m.split("/")[0] for m in family}) == 3  # three families (Qwen, Llama, Mistral), 8B each

@@ -138,3 +138,18 @@ def test_per_proposer_models_reach_their_own_model(tmp_path):
     by_model = {b["model"] for b in bodies}
     assert by_model == {"a", "b", "c"}
     assert rec["episode"]["setting"] == "Family-Het." and rec["episode"]["backend"] == "compat:m0,compat:a,compat:b,compat:c"
+
+
+def test_a_dead_server_fails_the_unit_and_a_rerun_retries_it(tmp_path):
+    from collablab.runs import load_failures
+
+    with FakeOpenAIServer() as probe:  # a free port, then nobody listens on it
+        port = probe.port
+    spec = {"task": "mapf", "method": "Single-Agent", "instance": 0, "backend": "llm", "model": "m0",
+            "base_url": f"http://127.0.0.1:{port}/v1", "llm_cache": str(tmp_path / "c.sqlite"), "llm_max_attempts": 1}
+    res = run_grid([spec], study="mastracebench", out_root=tmp_path, run_id="r", workers=1, validate=S.validate)
+    assert res.n_failed == 1 and res.n_done == 0
+    assert load_failures(res.run_dir)["error_type"].iloc[0] == "BackendError"
+    with FakeOpenAIServer(lambda b, s: FakeReply('{"plan": {"robot_1": ["S"]}}'), port=port):
+        res = run_grid([spec], study="mastracebench", out_root=tmp_path, run_id="r", workers=1, validate=S.validate)
+    assert res.ok and res.n_new == 1 and not res.failures

@@ -325,9 +325,13 @@ def _plain(key: str, v: Any) -> Any:
 
 def trajectories_of(steps: Any) -> list[Trajectory]:
     """The trajectories of stored step records (rows of a run's ``steps`` frame, or dicts)."""
-    fields = set(TRAJECTORY_SCHEMA["properties"])
+    fields, required = set(TRAJECTORY_SCHEMA["properties"]), set(TRAJECTORY_SCHEMA["required"])
     rows = steps.to_dict("records") if hasattr(steps, "to_dict") else list(steps)
-    return [Trajectory.from_dict({k: _plain(k, v) for k, v in r.items() if k in fields}) for r in rows]
+    out = []
+    for r in rows:  # an optional field (``scorer``) missing from a record is NaN in a frame
+        d = {k: _plain(k, v) for k, v in r.items() if k in fields}
+        out.append(Trajectory.from_dict({k: v for k, v in d.items() if k in required or v is not None}))
+    return out
 
 
 # -- what collablab.testing needs ---------------------------------------------------------------

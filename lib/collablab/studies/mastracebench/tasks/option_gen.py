@@ -33,10 +33,10 @@ Decisions the paper leaves open (ours; tested in tests/test_mastracebench_option
   correct option) are kept: they are a quality defect that the judge scores (low s_dis), not an
   unreadable reply.
 - **Canonical form** (voting, agreement, the judge's memo): each option NFKC-normalised,
-  typographic quotes made plain, case-folded, whitespace collapsed, surrounding quotes and final ``.,;:!`` removed; the
-  distractors sorted (a distractor *set*). The judge is shown this canonical text, so a score
-  is a function of the canonical proposal: two proposals that vote together score alike, and the
-  judge's prompt does not depend on which variant came first.
+  typographic quotes made plain, case-folded, whitespace collapsed, surrounding quotes and final
+  ``.,;:!`` removed; the distractors sorted (a distractor *set*). The judge is shown this
+  canonical text, so a score is a function of the canonical proposal: two proposals that vote
+  together score alike, and the judge's prompt does not depend on which variant came first.
 - **S* = 100**: the top of both anchored scales, which the reference option set reaches under
   the rule judge (and which a judge gives to an option set that fully meets both rubrics); an
   LLM judge's true maximum for an instance cannot be computed, so the scale top is used.
@@ -44,26 +44,31 @@ Decisions the paper leaves open (ours; tested in tests/test_mastracebench_option
   (temperature 0, prompt :data:`RUBRIC_PROMPT_VERSION`) or by the deterministic
   :func:`offline_rubric`, and kept in a :class:`RubricCache` (optionally a JSON file; an entry
   built for a different item or by a different builder is an error, never silently reused).
-- **LLM judge** (:class:`LLMJudge`): temperature 0, prompt :data:`PROMPT_VERSION`, reply
-  ``{"correct_score": x, "distractor_score": y}``. An unreadable reply (no such object, or a
-  score outside 0-100) is scored 0 and 0 without a retry, with the reason kept in the
-  :class:`Verdict` (and logged): it is reproducible under replay, and a proposal that derails the
-  judge (e.g. an injected instruction) gains nothing. A transport failure (server down, key,
-  timeout) raises :class:`JudgeError` and is never scored.
+- **LLM judge** (:class:`LLMJudge`): temperature 0, prompt :data:`PROMPT_VERSION` (article,
+  question, both rubrics, the candidate; the reference options reach the judge only through the
+  rubrics), reply ``{"correct_score": x, "distractor_score": y}``. An unreadable reply (no such
+  object, or a score outside 0-100) is scored 0 and 0 without a retry, with the reason kept in
+  the :class:`Verdict` (and logged): it is reproducible under replay, and a proposal that
+  derails the judge (e.g. an injected instruction) gains nothing. A transport failure (server
+  down, key, timeout) raises :class:`JudgeError` and is never scored.
 - **Rule judge** (:class:`RuleJudge`, ``backend=heuristic``): lexical overlap rules (see
   :func:`rule_scores`) that land in the same six intervals: the reference set scores 100 and
   100; a correct option copied from a reference distractor scores 0-19; duplicate or paraphrased
   distractors score 20-59; an off-topic distractor 60-74.
-- **Judge calls** are recorded apart from the MAS's cost: :meth:`OptionGenTask.take_scoring_calls`
-  returns ``Call(kind="score_judge", role="score_judge", agent="judge-<digest>")`` records of the
-  judge calls made since the last take (the digest is of the instance id and the canonical
-  proposal, so ids do not depend on method or call order); ``methods._Session`` re-ids them
-  under its unit and appends them to the trajectory, whose ``scorer`` field records the judge
-  kind, model, prompt version and rubric source (:meth:`OptionGenTask.scorer_info`). Verdicts are
-  memoised per (instance id, canonical proposal) for the task object's life, so an identical
-  proposal costs one judge call in a whole run (it is recorded in the trajectory that first
-  needed it). The rule judge reports word-count proxies (its prompt and reply), as the offline
-  backend does for MAS calls.
+- **Judge calls** are recorded apart from the MAS's cost:
+  :meth:`OptionGenTask.take_scoring_calls` returns ``Call(kind="score_judge",
+  role="score_judge", agent="judge-<digest>")`` records of the judge calls made since the last
+  take (the digest is of the instance id and the canonical proposal, so ids do not depend on
+  method or call order); the method's unit (methods.py) re-ids them under the unit and appends
+  them to the trajectory, whose ``scorer`` field records the judge kind, model, prompt version
+  and rubric source (:meth:`OptionGenTask.scorer_info`). Verdicts are memoised per (instance id,
+  canonical proposal) for the task object's life, so an identical proposal costs one judge call
+  in a whole run (it is recorded in the trajectory that first needed it). The rule judge reports
+  word-count proxies (its prompt and reply), as the offline backend does for MAS calls. Rubric
+  calls are preparation, not scoring of a unit: they are in the LLM cache and the rubric file,
+  not in trajectories.
+- **Which judge a run uses**: :func:`judge_for` (an LLM backend's client -> :class:`LLMJudge`
+  with LLM rubrics; the heuristic backend -> :class:`RuleJudge` with offline rubrics).
 """
 
 from __future__ import annotations
