@@ -38,6 +38,12 @@ def test_the_default_run_shows_a_gain_through_interaction_and_a_loss_through_reg
     (q_cg, q_reg, q_imp) = loss.quotes
     row = gab[(gab.method == dict(q_reg.where)["method"]) & (gab.task == dict(q_reg.where)["task"])]
     assert float(row["Regress"].iloc[0]) > float(row["Improve"].iloc[0])  # visible in the GAB figure's data
+    # what the README says the default run does not show
+    cce, = [f for f in R.findings("table2") if "CCE" in f.claim]
+    tc, = R.findings("tc")
+    assert cce.shown is False and tc.shown is False and "MAV" in tc.text, (cce.text, tc.text)
+    pairs = list(zip(cce.quotes[::2], cce.quotes[1::2]))
+    assert 2 * sum(a.shown_value > b.shown_value for a, b in pairs) < len(pairs), cce.text
     assert set(R.tables["table2"]["task"]) == {"mapf", "evidence_chain", "gomoku", "negotiation", "tactic_duel"}
     assert E.skipped_settings(P) == ["Family-Het.: not run; a heterogeneous setting needs 'agent_profiles' on the "
                                      "heuristic backend (the heuristic has no model families)"]
