@@ -147,9 +147,36 @@ def test_a_dead_server_fails_the_unit_and_a_rerun_retries_it(tmp_path):
         port = probe.port
     spec = {"task": "mapf", "method": "Single-Agent", "instance": 0, "backend": "llm", "model": "m0",
             "base_url": f"http://127.0.0.1:{port}/v1", "llm_cache": str(tmp_path / "c.sqlite"), "llm_max_attempts": 1}
-    res = run_grid([spec], study="mastracebench", out_root=tmp_path, run_id="r", workers=1, validate=S.validate)
+    with pytest.warns(UserWarning, match="1 of 1 episodes failed"):
+        res = run_grid([spec], study="mastracebench", out_root=tmp_path, run_id="r", workers=1, validate=S.validate)
     assert res.n_failed == 1 and res.n_done == 0
     assert load_failures(res.run_dir)["error_type"].iloc[0] == "BackendError"
     with FakeOpenAIServer(lambda b, s: FakeReply('{"plan": {"robot_1": ["S"]}}'), port=port):
         res = run_grid([spec], study="mastracebench", out_root=tmp_path, run_id="r", workers=1, validate=S.validate)
     assert res.ok and res.n_new == 1 and not res.failures
+
+
+def test_a_separate_judge_model_scores_optiongen_at_temperature_0(tmp_path):
+    from pathlib import Path
+
+    race = Path(__file__).parent / "data" / "race_sample" / "race_hf.jsonl"
+    bodies: list[dict] = []
+
+    def handler(body: dict, srv: FakeOpenAIServer) -> FakeReply:
+        bodies.append(body)
+        text = str(body["messages"][-1]["content"])
+        if body["model"] == "judge":
+            if "rubric" in text.lower() and "correct_score" not in text:
+                return FakeReply('{"correct_rubric": "names the answer", "distractor_rubric": "plausible but wrong"}')
+            return FakeReply('{"correct_score": 80, "distractor_score": 60}')
+        return FakeReply('{"correct": "a", "distractors": ["b", "c", "d"]}')
+
+    with FakeOpenAIServer(handler) as srv:
+        rec = S.run_spec({"task": "option_gen", "method": "Single-Agent", "instance": 0, "race_path": str(race),
+                          **_llm(srv.base_url, tmp_path, judge_model="judge")})
+    judge = [b for b in bodies if b["model"] == "judge"]
+    assert judge and all(b["temperature"] == 0.0 for b in judge)
+    assert {b["model"] for b in bodies} == {"m0", "judge"}
+    step = rec["steps"][0]
+    assert step["answer"]["score"] == 70.0 and step["scorer"]["model"] == "judge"
+    assert rec["episode"]["scoring_tokens"] > 0 and rec["episode"]["tokens"] > 0

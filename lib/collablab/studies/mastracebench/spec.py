@@ -29,6 +29,10 @@ Decisions (ours; tested in tests/test_mastracebench_spec.py):
   mode (``chat_template_kwargs.enable_thinking``, read by Qwen3's chat template) on MAPF and
   Gomoku and for no thinking on the other tasks, and sends nothing to other providers (they may
   reject the field); ``"paper"`` sends it to any provider; ``"none"`` never sends it.
+- **OptionGen's judge** (eq. 10) is the rule judge offline and the backbone on an LLM backend,
+  unless ``judge_model`` (and ``judge_base_url``) names another model, as the paper's Qwen3-32B
+  judge is one fixed model for every evaluated backbone. Its calls and tokens are recorded apart
+  from the MAS's (``Call.kind == "score_judge"``, ``Trajectory.scorer``).
 - **Heterogeneous teams** (Table 4): ``agent_profiles`` (``"strong,medium,weak"``) gives agent
   index ``k`` profile ``k`` offline; ``models`` (``"a,b,c"``) gives proposer ``agentk`` model
   ``k`` on an LLM backend. Function agents (validators, reviewers) with index ``k`` share
@@ -95,6 +99,8 @@ DEFAULTS: dict[str, Any] = {
     "llm_max_concurrency": 4,
     "llm_timeout_s": 600.0,
     "llm_max_attempts": 4,
+    "judge_model": None,  # OptionGen: the LLM judge's model (None: the backbone; the heuristic: the rule judge)
+    "judge_base_url": None,  # OptionGen: the judge's endpoint (None: base_url)
 }
 
 
@@ -143,6 +149,11 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     n = instance_count(s["task"], s["race_path"])
     if s["instance"] >= n:
         raise ValueError(f"instance: {s['instance']} is out of range; {s['task']} has instances 0..{n - 1}")
+    if s["judge_model"] is not None and not (isinstance(s["judge_model"], str) and s["judge_model"]):
+        raise ValueError(f"judge_model: a model name or None, got {s['judge_model']!r}")
+    if s["judge_base_url"] is not None and not (isinstance(s["judge_base_url"], str)
+                                                and s["judge_base_url"].startswith(("http://", "https://"))):
+        raise ValueError(f"judge_base_url: {s['judge_base_url']!r} must start with http:// or https://")
     if s["backend"] == "heuristic":
         _choice(s, "profile", PROFILES)
         for p in (s["agent_profiles"] or "").split(",") if s["agent_profiles"] else []:
@@ -238,6 +249,21 @@ def _thinking(s: dict[str, Any]) -> dict[str, Any] | None:
     return {"extra_body": {"chat_template_kwargs": {"enable_thinking": s["task"] in THINKING_TASKS}}}
 
 
+def _client(s: dict[str, Any], model: str, base_url: str | None, cache: ResponseCache) -> LLMClient:
+    """A client of ``model`` at ``base_url`` with the spec's key and limits, through ``cache``."""
+    env = s["api_key_env"]
+    if env is None and provider_of(s["provider"], base_url) == "openai":
+        env = "OPENAI_API_KEY"
+    return LLMClient(EndpointSpec(alias=backend_label(s["provider"], base_url, model), model=model, base_url=base_url,
+                                  api_key_env=env, max_concurrency=int(s["llm_max_concurrency"]),
+                                  timeout_s=float(s["llm_timeout_s"]), max_attempts=int(s["llm_max_attempts"])),
+                     cache)
+
+
+def _cache(s: dict[str, Any]) -> ResponseCache:
+    return ResponseCache(s["llm_cache"], s["llm_cache_mode"])
+
+
 def make_backend(s: dict[str, Any]) -> Backend:
     """The backend of a resolved spec: the heuristic with its profiles, or one LLM client per model."""
     if s["backend"] == "heuristic":
@@ -245,21 +271,11 @@ def make_backend(s: dict[str, Any]) -> Backend:
         if s["agent_profiles"]:
             profiles = {k: p.strip() for k, p in enumerate(s["agent_profiles"].split(","))}
         return HeuristicBackend(profile=s["profile"], seed=s["seed"], agent_profiles=profiles, run=s["run"])
-    cache = ResponseCache(s["llm_cache"], s["llm_cache_mode"])
-    env = s["api_key_env"]
-    if env is None and provider_of(s["provider"], s["base_url"]) == "openai":
-        env = "OPENAI_API_KEY"
-
-    def client(model: str) -> LLMClient:
-        label = backend_label(s["provider"], s["base_url"], model)
-        return LLMClient(EndpointSpec(alias=label, model=model, base_url=s["base_url"], api_key_env=env,
-                                      max_concurrency=int(s["llm_max_concurrency"]),
-                                      timeout_s=float(s["llm_timeout_s"]), max_attempts=int(s["llm_max_attempts"])),
-                         cache)
-
+    cache = _cache(s)
     models = sorted(set(method_config(s).models.values()))
     labels = [backend_label(s["provider"], s["base_url"], m) for m in [s["model"], *models]]
-    return LLMBackend(client(s["model"]), clients={m: client(m) for m in models}, temperature=float(s["temperature"]),
+    return LLMBackend(_client(s, s["model"], s["base_url"], cache),
+                      clients={m: _client(s, m, s["base_url"], cache) for m in models}, temperature=float(s["temperature"]),
                       max_tokens=int(s["max_tokens"]), label=",".join(dict.fromkeys(labels)),
                       extra_params=_thinking(s), namespace=f"run{s['run']}" if s["run"] else "")
 
@@ -267,11 +283,14 @@ def make_backend(s: dict[str, Any]) -> Backend:
 # -- one unit -----------------------------------------------------------------------------------
 
 def _task_object(s: dict[str, Any], backend: Backend) -> Any:
-    if s["task"] == "option_gen":
-        from .tasks.option_gen import OptionGenTask, judge_for
+    if s["task"] != "option_gen":
+        return TASKS[s["task"]]()
+    from .tasks.option_gen import LLMJudge, LLMRubricBuilder, OptionGenTask, RubricCache, judge_for
 
+    if not s["judge_model"]:
         return OptionGenTask(judge=judge_for(backend))
-    return TASKS[s["task"]]()
+    client = _client(s, s["judge_model"], s["judge_base_url"] or s["base_url"], _cache(s))
+    return OptionGenTask(judge=LLMJudge(client, RubricCache(LLMRubricBuilder(client))))
 
 
 def _step(k: int, t: Trajectory) -> dict[str, Any]:
