@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-__all__ = ["OFFLINE_BACKENDS", "Finding", "Quote", "Report", "backend_of", "quote", "select_rows"]
+__all__ = ["OFFLINE_BACKENDS", "Finding", "Quote", "Report", "backend_of", "lead", "quote", "select_rows"]
 
 #: Backend labels whose numbers come from offline policies, not models.
 OFFLINE_BACKENDS = frozenset({"heuristic", "oracle", "replay"})
@@ -107,6 +107,11 @@ def backend_of(*tables: pd.DataFrame | None) -> str:
                      for v in t["backend"].dropna().astype(str) for b in v.split(",")})
     return ",".join(labels) or "unknown"
 
+
+
+def lead(backend: str, sentence: str) -> str:
+    """A finding's text: the backend label in bold, then the sentence (every finding starts so)."""
+    return f"**{backend}**: {sentence}"
 
 
 def select_rows(t: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:

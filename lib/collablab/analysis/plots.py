@@ -20,6 +20,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from .findings import OFFLINE_BACKENDS
+
 __all__ = [
     "BackendLike",
     "HouseFigure",
@@ -38,8 +40,6 @@ __all__ = [
 ]
 
 BackendLike = str | Sequence[str] | pd.DataFrame | None
-
-_HEURISTIC = ("heuristic", "oracle", "replay")
 
 
 def use_house_style() -> None:
@@ -79,7 +79,7 @@ def backend_title(backend: BackendLike, table: pd.DataFrame | None = None) -> st
         raise ValueError("backend: no backend label found; pass backend=<episodes DataFrame or label> so the "
                          "figure says which backend produced the numbers (e.g. 'heuristic')")
     text = ("backend: " if len(labels) == 1 else "backends: ") + ", ".join(labels)
-    if all(lab.split(":")[0] in _HEURISTIC for lab in labels):
+    if all(lab.split(":")[0] in OFFLINE_BACKENDS for lab in labels):
         text += " (offline policy, not an LLM)"
     return text
 

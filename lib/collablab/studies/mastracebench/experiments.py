@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from ...analysis.findings import backend_of
 from ...runs import canonical_json, default_run_id, load_run, run_grid
 from ...runs.fingerprint import code_fingerprint
 from ...runs.paths import outputs_dir
@@ -36,7 +37,7 @@ TABLE4_TASK = "evidence_chain"
 MAIN_SETTING = "3P+1R"
 
 __all__ = ["FN", "MAIN_SETTING", "NOTEBOOK", "TABLE4_METHODS", "TABLE4_TASK", "Records", "backend_keys", "main_specs",
-           "read_records", "run_notebook", "settings_specs", "skipped_settings", "specs"]
+           "run_notebook", "settings_specs", "skipped_settings", "specs"]
 
 
 def backend_keys(P: Params) -> dict[str, Any]:
@@ -132,14 +133,15 @@ def run_notebook(P: Params) -> tuple[pd.DataFrame, pd.DataFrame, str]:
 
 
 class Records:
-    """A run's records as the metrics read them: trajectories and game results, split into the
-    main configuration and Table 4's settings."""
+    """A run's records (the frames of :func:`run_notebook` or ``load_run``) as the metrics read
+    them: trajectories and game results, split into the main configuration and Table 4's settings.
+    Parsing the trajectories is the costly part (seconds for a default run): build this once."""
 
     def __init__(self, episodes: pd.DataFrame, steps: pd.DataFrame) -> None:
         self.episodes = episodes
         main = episodes["setting"].eq(MAIN_SETTING) & episodes["agent_profiles"].isna() & episodes["models"].isna()
         self.main_keys = set(episodes.loc[main, "episode_key"])
-        self.backend = ",".join(sorted(set(episodes["backend"].astype(str)))) or "unknown"
+        self.backend = backend_of(episodes)
         self.trajectories: list[Trajectory] = trajectories_of(steps)
         self._setting_of = dict(zip(episodes["episode_key"], episodes["setting"]))
         self._key_of = list(steps["episode_key"])
@@ -161,8 +163,3 @@ class Records:
             if t.task == task and t.method in methods:
                 out.setdefault(str(self._setting_of[k]), []).append(t)
         return out
-
-
-def read_records(episodes: pd.DataFrame, steps: pd.DataFrame) -> Records:
-    """:class:`Records` of a run's frames (from :func:`run_notebook` or ``load_run``)."""
-    return Records(episodes, steps)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from ...analysis.findings import Finding, Quote, quote, select_rows
+from ...analysis.findings import Finding, Quote, backend_of, lead, quote, select_rows
 from .metrics import SINGLE_AGENT
 
 __all__ = ["INTERACTIVE", "cce_helps", "clears_top_cg", "gain_through_interaction", "improve_is_rare", "interactive_means",
@@ -25,16 +25,8 @@ __all__ = ["INTERACTIVE", "cce_helps", "clears_top_cg", "gain_through_interactio
 INTERACTIVE = ("Int. Debate", "Agg. Debate", "Adv. Debate", "Reflection", "MAPR", "AgentVerse")
 
 
-def _lead(backend: str, sentence: str) -> str:
-    return f"**{backend}**: {sentence}"
-
-
-def _backend(t: pd.DataFrame) -> str:
-    return ",".join(sorted(set(t["backend"].astype(str)))) if len(t) and "backend" in t else "unknown"
-
-
 def _missing(t: pd.DataFrame, claim: str, what: str) -> Finding:
-    return Finding(claim, _lead(_backend(t), f"Not checked ({claim}): this run has {what}."), None)
+    return Finding(claim, lead(backend_of(t), f"Not checked ({claim}): this run has {what}."), None)
 
 
 def _q(t: pd.DataFrame, table: str, method: str, task: str, column: str, fmt: str = "{:.2f}") -> Quote | None:
@@ -53,7 +45,7 @@ def gain_through_interaction(t2: pd.DataFrame, gab: pd.DataFrame) -> Finding:
     top = rows.loc[rows["CG"].idxmax()]
     cg = _q(t2, "table2", top.method, top.task, "CG", "{:+.2f}")
     if cg is None or cg.shown_value <= 0:
-        return Finding(claim, _lead(_backend(t2), f"In this run the {_backend(t2)} backend does not show a gain through "
+        return Finding(claim, lead(backend_of(t2), f"In this run the {backend_of(t2)} backend does not show a gain through "
                                     f"interaction: no interactive method has a positive CG (the largest is "
                                     f"{cg.text if cg else 'missing'}, {top.method} on {top.task})."), False,
                        tuple(q for q in (cg,) if q))
@@ -62,7 +54,7 @@ def gain_through_interaction(t2: pd.DataFrame, gab: pd.DataFrame) -> Finding:
     quotes = tuple(q for q in (cg, imp, keep) if q)
     where = (f"; its GAB labels: Improve {imp.text}% and OptKeep {keep.text}% of units" if imp and keep else "")
     n = int(select_rows(t2, {"method": top.method, "task": top.task})["n"].iloc[0])
-    return Finding(claim, _lead(_backend(t2), f"{top.method} gains most over Single-Agent through interaction: "
+    return Finding(claim, lead(backend_of(t2), f"{top.method} gains most over Single-Agent through interaction: "
                                 f"CG {cg.text} on {top.task} ({n} units){where}."), True, quotes)
 
 
@@ -73,14 +65,14 @@ def loss_through_regress(t2: pd.DataFrame, gab: pd.DataFrame) -> Finding:
     rows = t2[t2["method"] != SINGLE_AGENT].dropna(subset=["CG"]).merge(gab, on=["method", "task", "backend"])
     rows = rows[(rows["CG"] < 0) & (rows["Regress"] > rows["Improve"])]
     if not len(rows):
-        return Finding(claim, _lead(_backend(t2), f"In this run the {_backend(t2)} backend does not show a loss through regress: "
+        return Finding(claim, lead(backend_of(t2), f"In this run the {backend_of(t2)} backend does not show a loss through regress: "
                                     "no method has a negative CG with more Regress than Improve."), False)
     low = rows.loc[rows["CG"].idxmin()]
     cg = _q(t2, "table2", low.method, low.task, "CG", "{:+.2f}")
     reg, imp = (_q(gab, "gab", low.method, low.task, c, "{:.1f}") for c in ("Regress", "Improve"))
     quotes = tuple(q for q in (cg, reg, imp) if q)
     n = int(select_rows(t2, {"method": low.method, "task": low.task})["n"].iloc[0])
-    return Finding(claim, _lead(_backend(t2), f"{low.method} loses to Single-Agent on {low.task} (CG {cg.text}, {n} units) "
+    return Finding(claim, lead(backend_of(t2), f"{low.method} loses to Single-Agent on {low.task} (CG {cg.text}, {n} units) "
                                 f"where {reg.text}% of its answers fall below the best initial proposal (GAB "
                                 f"Regress) and {imp.text}% rise above it (Improve)."), True, quotes)
 
@@ -100,7 +92,7 @@ def interactive_means(gab: pd.DataFrame, ar: pd.DataFrame) -> pd.DataFrame:
              "lift": (weak["Surpass"] + weak["Reach"] + weak["Partial"]).mean(), "n": len(weak)},
             {"group": "strong", "Improve": strong["Improve"].mean(), "Keep": (strong["OptKeep"] + strong["SubKeep"]).mean(),
              "Regress": strong["Regress"].mean(), "lift": nan, "n": len(strong)}]
-    return pd.DataFrame(rows).assign(backend=_backend(gab))
+    return pd.DataFrame(rows).assign(backend=backend_of(gab))
 
 
 def improve_is_rare(means: pd.DataFrame) -> Finding:
@@ -114,10 +106,10 @@ def improve_is_rare(means: pd.DataFrame) -> Finding:
         return _missing(means, claim, "no interactive method")
     n = int(select_rows(means, {"group": "gab"})["n"].iloc[0])
     if imp.shown_value < keep.shown_value:
-        return Finding(claim, _lead(_backend(means), f"Interactive methods keep an existing proposal far more often "
+        return Finding(claim, lead(backend_of(means), f"Interactive methods keep an existing proposal far more often "
                                     f"than they improve on it: mean GAB Improve {imp.text}% against OptKeep + SubKeep "
                                     f"{keep.text}% over {n} method-task cells."), True, (imp, keep))
-    return Finding(claim, _lead(_backend(means), f"In this run the {_backend(means)} backend does not show new gains as rare: mean "
+    return Finding(claim, lead(backend_of(means), f"In this run the {backend_of(means)} backend does not show new gains as rare: mean "
                                 f"GAB Improve {imp.text}% against OptKeep + SubKeep {keep.text}% over {n} method-task "
                                 "cells."), False, (imp, keep))
 
@@ -135,9 +127,9 @@ def weak_lifted_strong_kept(means: pd.DataFrame) -> Finding:
     numbers = (f"{lift.text}% of weak agents Surpass, Reach or move Partially toward the best initial proposal, "
                f"{imp.text}% of strong agents Improve and {reg.text}% Regress")
     if lift.shown_value > imp.shown_value:
-        return Finding(claim, _lead(_backend(means), "Interaction lifts weak proposals more often than it improves "
+        return Finding(claim, lead(backend_of(means), "Interaction lifts weak proposals more often than it improves "
                                     f"strong ones: {numbers}."), True, (lift, imp, reg))
-    return Finding(claim, _lead(_backend(means), f"In this run the {_backend(means)} backend does not show weak proposals lifted "
+    return Finding(claim, lead(backend_of(means), f"In this run the {backend_of(means)} backend does not show weak proposals lifted "
                                 f"more often than strong ones improve: {numbers}."), False, (lift, imp, reg))
 
 
@@ -154,10 +146,10 @@ def cce_helps(t2: pd.DataFrame) -> Finding:
     wins = [k for k, a, b in pairs if a.shown_value > b.shown_value]
     detail = "; ".join(f"{k} {a.text} vs {b.text}" for k, a, b in pairs)
     shown = len(wins) == len(pairs)
-    lead = ("CCE raises CG on every task" if shown else
-            f"In this run the {_backend(t2)} backend does not show that CCE raises CG: CLEARS beats CLEARS w/o CCE on "
+    head = ("CCE raises CG on every task" if shown else
+            f"In this run the {backend_of(t2)} backend does not show that CCE raises CG: CLEARS beats CLEARS w/o CCE on "
             f"{len(wins)} of {len(pairs)} tasks")
-    return Finding(claim, _lead(_backend(t2), f"{lead} (CLEARS vs CLEARS w/o CCE: {detail})."),
+    return Finding(claim, lead(backend_of(t2), f"{head} (CLEARS vs CLEARS w/o CCE: {detail})."),
                    shown, tuple(q for _, a, b in pairs for q in (a, b)))
 
 
@@ -177,10 +169,10 @@ def clears_top_cg(t2: pd.DataFrame) -> Finding:
     n = sum(m == "CLEARS" for _, m, _ in tops)
     shown = n * 2 > len(tops)
     detail = "; ".join(f"{k}: {m} {q.text}" for k, m, q in tops)
-    lead = (f"CLEARS has the highest CG on {n} of {len(tops)} tasks" if shown else
-            f"In this run the {_backend(t2)} backend does not show CLEARS with the highest CG on most tasks: it has it on {n} of "
+    head = (f"CLEARS has the highest CG on {n} of {len(tops)} tasks" if shown else
+            f"In this run the {backend_of(t2)} backend does not show CLEARS with the highest CG on most tasks: it has it on {n} of "
             f"{len(tops)} (the paper: 5 of 6)")
-    return Finding(claim, _lead(_backend(t2), f"{lead} ({detail})."), shown, tuple(quotes))
+    return Finding(claim, lead(backend_of(t2), f"{head} ({detail})."), shown, tuple(quotes))
 
 
 def token_cost_ranking(tc: pd.DataFrame) -> Finding:
@@ -200,11 +192,11 @@ def token_cost_ranking(tc: pd.DataFrame) -> Finding:
         if a and b:
             quotes += [a, b]
             ratio = f"; on {k} CLEARS costs {a.text}x and CLEARS w/o CCE {b.text}x"
-    lead = ("MAPR is the most expensive method on every task" if shown else
-            f"In this run the {_backend(tc)} backend does not show MAPR as the most expensive method on every task")
+    head = ("MAPR is the most expensive method on every task" if shown else
+            f"In this run the {backend_of(tc)} backend does not show MAPR as the most expensive method on every task")
     offline = (" Offline token counts are word counts of prompts and replies, not tokenizer counts."
-               if _backend(tc) == "heuristic" else "")
-    return Finding(claim, _lead(_backend(tc), f"{lead} (the most expensive per task: {detail}){ratio}.{offline}"), shown,
+               if backend_of(tc) == "heuristic" else "")
+    return Finding(claim, lead(backend_of(tc), f"{head} (the most expensive per task: {detail}){ratio}.{offline}"), shown,
                    tuple(quotes))
 
 
@@ -218,9 +210,9 @@ def proposal_score_tracks_ts(t7: pd.DataFrame) -> Finding:
     qs = [(k, quote(t7, "table7", {"task": k}, "rho"), quote(t7, "table7", {"task": k}, "r")) for k in rows["task"]]
     shown = all(rho.shown_value > 0 for _, rho, _ in qs)
     detail = "; ".join(f"{k}: ρ {rho.text}, r {r.text}" for k, rho, r in qs)
-    lead = "Methods whose proposals score higher also score higher in the games" if shown else \
-        f"In this run the {_backend(t7)} backend does not show proposal scores tracking task scores on every game"
-    return Finding(claim, _lead(_backend(t7), f"{lead} ({detail}; {int(rows['n'].iloc[0])} methods each)."), shown,
+    head = "Methods whose proposals score higher also score higher in the games" if shown else \
+        f"In this run the {backend_of(t7)} backend does not show proposal scores tracking task scores on every game"
+    return Finding(claim, lead(backend_of(t7), f"{head} ({detail}; {int(rows['n'].iloc[0])} methods each)."), shown,
                    tuple(q for _, a, b in qs for q in (a, b)))
 
 
@@ -239,8 +231,8 @@ def regress_across_settings(t4: pd.DataFrame, methods: Sequence[str] = ("Int. De
         held += gi.shown_value < gr.shown_value
         cells.append(f"{r.setting} {r.method} {gi.text} vs {gr.text}")
     shown = held == len(rows)
-    lead = (f"GAB Improve is below Regress in all {len(rows)} setting-method cells" if shown else
-            f"In this run the {_backend(t4)} backend does not show Improve below Regress in every setting: it is in {held} of "
+    head = (f"GAB Improve is below Regress in all {len(rows)} setting-method cells" if shown else
+            f"In this run the {backend_of(t4)} backend does not show Improve below Regress in every setting: it is in {held} of "
             f"{len(rows)} setting-method cells (the paper: all)")
-    return Finding(claim, _lead(_backend(t4), f"{lead} of Table 4 (GI vs GR, %: {'; '.join(cells)})."), shown,
+    return Finding(claim, lead(backend_of(t4), f"{head} of Table 4 (GI vs GR, %: {'; '.join(cells)})."), shown,
                    tuple(quotes))

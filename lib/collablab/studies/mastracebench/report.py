@@ -26,7 +26,7 @@ from ...analysis.lift import newcombe_diff_ci, wilson_ci
 from ...analysis.significance import compare
 from . import findings as F
 from . import metrics as MT
-from .experiments import MAIN_SETTING, TABLE4_METHODS, Records, read_records
+from .experiments import MAIN_SETTING, TABLE4_METHODS, Records
 from .methods import METHODS
 from .spec import DYNAMIC_TASKS, TASK_ORDER
 
@@ -99,8 +99,9 @@ def wide(R: Report, name: str) -> pd.DataFrame:
 
 
 def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: dict[str, Any]) -> Report:
-    """Notebook 05's tables and findings from a run's frames."""
-    rec = read_records(episodes, steps)
+    """Notebook 05's tables and findings from a run's frames; the analysis tail's tables are
+    ``cg_tests`` and ``regress_lift`` (``P["n_resamples"]`` resamples)."""
+    rec = Records(episodes, steps)
     main, games, b = rec.main, rec.games(), rec.backend
     R = Report(b, len(rec.episodes), unit="units (static instances and game episodes)")
     R.tables["table2"] = _long(MT.ts_cg_table(main, games), b).merge(_unit_counts(rec), on=["method", "task"], how="left")
@@ -120,6 +121,8 @@ def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: dict[str, Any]
     R.sections["tc"] = [F.token_cost_ranking(T["tc"])]
     R.sections["table7"] = [F.proposal_score_tracks_ts(T["table7"])]
     R.sections["table4"] = [F.regress_across_settings(T["table4"])]
+    T["cg_tests"] = cg_tests(rec, int(P["n_resamples"]))
+    T["regress_lift"] = regress_lift(rec)
     return R
 
 
@@ -131,9 +134,8 @@ def _unit_scores(rec: Records) -> pd.DataFrame:
     return e[["method", "task", "unit", "run", "score", "backend"]].reset_index(drop=True)
 
 
-def cg_tests(episodes: pd.DataFrame, steps: pd.DataFrame, n_resamples: int = 10_000) -> pd.DataFrame:
+def cg_tests(rec: Records, n_resamples: int = 10_000) -> pd.DataFrame:
     """Every method against Single-Agent per task, paired by unit and run (CG's paired test)."""
-    rec = read_records(episodes, steps)
     scores = _unit_scores(rec)
     out = []
     for task in [k for k in TASK_ORDER if k in set(scores["task"])]:
@@ -151,10 +153,9 @@ def cg_tests(episodes: pd.DataFrame, steps: pd.DataFrame, n_resamples: int = 10_
     return pd.concat(out, ignore_index=True)[cols].assign(backend=rec.backend)
 
 
-def regress_lift(episodes: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
+def regress_lift(rec: Records) -> pd.DataFrame:
     """GAB Regress per method (units with proposers, main configuration): rate, Wilson 95% CI,
     and lift and difference against the pooled rate of the other methods (Newcombe 95% CI)."""
-    rec = read_records(episodes, steps)
     labels = pd.DataFrame([(t.method, MT.gab(t)) for t in rec.main], columns=["method", "gab"]).dropna()
     rows = []
     for m in _order(labels["method"]):

@@ -45,7 +45,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ...agents.llm import backend_label, per_agent, provider_of
+from ...agents.llm import PROVIDERS, backend_label, per_agent, provider_of
 from ...llm import CACHE_MODES, EndpointSpec, LLMClient, ResponseCache, check_key_env_name
 from . import episodes as EP
 from .llm_backend import LLMBackend
@@ -56,7 +56,7 @@ from .tasks import TASKS, bottleneck_5x5, generate_evidence, generate_mapf
 from .trajectory import (EPISODE_SCHEMA, TRAJECTORY_SCHEMA, TRAJECTORY_VERSION, Trajectory, parse_call_id)
 
 __all__ = ["BACKENDS", "DEFAULTS", "DYNAMIC_TASKS", "PAPER_COUNTS", "RECORD_SCHEMA", "STATIC_TASKS", "TASK_ORDER",
-           "THINKING", "THINKING_TASKS", "episode_id", "instance_count", "is_invalid", "make_backend",
+           "THINKING", "THINKING_TASKS", "instance_count", "is_invalid", "make_backend",
            "method_config", "resolve", "run_spec", "sabotage", "trajectories_of", "validate"]
 
 #: Table 1's order: static tasks, then dynamic ones.
@@ -156,7 +156,7 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"judge_base_url: {s['judge_base_url']!r} must start with http:// or https://")
     if s["backend"] == "heuristic":
         _choice(s, "profile", PROFILES)
-        for p in (s["agent_profiles"] or "").split(",") if s["agent_profiles"] else []:
+        for p in s["agent_profiles"].split(",") if s["agent_profiles"] else []:
             if p.strip() not in PROFILES:
                 raise ValueError(f"agent_profiles: {p.strip()!r} is not allowed; allowed: {', '.join(PROFILES)} "
                                  "(comma-separated, one per agent)")
@@ -175,8 +175,7 @@ def _check_llm(s: dict[str, Any]) -> None:
         per_agent(s["models"], s["proposers"], "models")
     if s["base_url"] is not None and not (isinstance(s["base_url"], str) and s["base_url"].startswith(("http://", "https://"))):
         raise ValueError(f"base_url: {s['base_url']!r} must start with http:// or https://")
-    if s["provider"] not in ("auto", "openai", "vllm", "llamacpp", "compat"):
-        raise ValueError(f"provider: {s['provider']!r} is not allowed; allowed: auto, openai, vllm, llamacpp, compat")
+    _choice(s, "provider", PROVIDERS)
     check_key_env_name(s["api_key_env"])
     if s["llm_cache_mode"] is not None:
         _choice(s, "llm_cache_mode", CACHE_MODES)
@@ -189,10 +188,9 @@ def _check_llm(s: dict[str, Any]) -> None:
 
 
 def validate(spec: dict[str, Any]) -> None:
-    """Check a spec fully without running it (the run grid calls this before any unit starts)."""
-    s = resolve(spec)
-    if s["task"] == "option_gen":
-        _option_items(s["race_path"])
+    """Check a spec fully without running it (the run grid calls this before any unit starts);
+    :func:`resolve` already reads OptionGen's RACE items to check the instance index."""
+    resolve(spec)
 
 
 def method_config(s: dict[str, Any]) -> MethodConfig:
@@ -232,13 +230,6 @@ def _instance(s: dict[str, Any]) -> tuple[Any, str]:
         return item, str(item.id)
     inst = _static_instances(s["task"], s["instance_seed"])[s["instance"]]
     return inst, str(inst.name)
-
-
-def episode_id(s: dict[str, Any]) -> str:
-    """The unit's id: the instance id (static) or the episode id (games)."""
-    if s["task"] in STATIC_TASKS:
-        return _instance(s)[1]
-    return EP.episode_id(s["task"], _games(s["task"], s["instance_seed"])[s["instance"]])
 
 
 # -- backends -----------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from ...analysis.findings import Finding, Quote, Report, backend_of, quote, select_rows
+from ...analysis.findings import Finding, Quote, Report, backend_of, lead, quote, select_rows
 
 #: Prior variants without location information, and with noisy locations (tasks.PRIOR_FIELDS).
 NO_LOCATION = ("no_location", "none")
@@ -30,9 +30,6 @@ NOISY = ("noisy", "noisy_no_appearance")
 def _the(backend: str) -> str:
     return f"the {backend} backend" + ("s" if "," in backend else "")
 
-
-def _lead(backend: str, sentence: str) -> str:
-    return f"**{backend}**: {sentence}"
 
 
 def _backend(t: pd.DataFrame | None, where: Mapping[str, Any]) -> str:
@@ -77,7 +74,7 @@ def _cap(s: str) -> str:
 
 
 def _missing(backend: str, what: str, claim: str) -> Finding:
-    return Finding(claim, _lead(backend, f"Not checked ({claim}): this run has {what}."), None)
+    return Finding(claim, lead(backend, f"Not checked ({claim}): this run has {what}."), None)
 
 
 #: How the sentences name the prior variants (tasks.PRIOR_FIELDS).
@@ -136,7 +133,7 @@ def second_agent_gain(t8: pd.DataFrame, structure: str = "parallel") -> Finding:
     text += ("; a second agent raises SR, as for most models in the paper (Fig. 6, Table 8)." if shown else
              f"; a second agent does not raise SR, so {_the(b)} does not show the paper's gain from a second agent "
              "here (Fig. 6, Table 8).")
-    return Finding(claim, _lead(b, text), shown, tuple(quotes))
+    return Finding(claim, lead(b, text), shown, tuple(quotes))
 
 
 def inverted_u(t: pd.DataFrame, where: Mapping[str, Any], metric: str = "SR", table: str = "scaling",
@@ -169,7 +166,7 @@ def inverted_u(t: pd.DataFrame, where: Mapping[str, Any], metric: str = "SR", ta
     else:
         text = (f"{head}: {_peaks(ns, vals)}; it does not rise and fall across team sizes, so "
                 f"{_the(b)} does not show the paper's inverted U here ({figure}).")
-    return Finding(claim, _lead(b, text), shown, tuple(qs))
+    return Finding(claim, lead(b, text), shown, tuple(qs))
 
 
 def _pairs(t: pd.DataFrame, table: str, where: Mapping[str, Any], col: str, a: str, b: str, x: str,
@@ -210,7 +207,7 @@ def communication_helps(t: pd.DataFrame, where: Mapping[str, Any], table: str = 
         which = "at any team size" if len(loses) == len(pairs) else f"with {_join([str(n) for n in loses])} agents"
         text = (f"{_cap(where_txt)}, broadcast does not beat isolated agents {which} (SR {listing}); "
                 f"{_the(b)} does not show the paper's consistent cost of removing communication here (Fig. 9b, Table 9).")
-    return Finding(claim, _lead(b, text), not loses, quotes)
+    return Finding(claim, lead(b, text), not loses, quotes)
 
 
 def communication_gap_widens(t: pd.DataFrame, where: Mapping[str, Any], table: str = "scaling") -> Finding:
@@ -237,7 +234,7 @@ def communication_gap_widens(t: pd.DataFrame, where: Mapping[str, Any], table: s
             if shown else
             f"{_cap(where_txt)}, the SR gap between broadcast and isolated agents does not grow {span}; "
             f"{_the(b)} does not show the paper's widening gap here (Fig. 9b).")
-    return Finding(claim, _lead(b, text), shown, (a0, b0, a1, b1))
+    return Finding(claim, lead(b, text), shown, (a0, b0, a1, b1))
 
 
 def communication_by_structure(t11: pd.DataFrame) -> Finding:
@@ -265,7 +262,7 @@ def communication_by_structure(t11: pd.DataFrame) -> Finding:
             if shown else
             f"{_cap(body)}: removing communication does not cost more on sequential tasks; {_the(b)} does not "
             "show the paper's larger sequential drop here (Fig. 9a, Table 11).")
-    return Finding(claim, _lead(b, text), shown, tuple(q.values()))
+    return Finding(claim, lead(b, text), shown, tuple(q.values()))
 
 
 def handover_failures_without_communication(t11: pd.DataFrame) -> Finding:
@@ -289,7 +286,7 @@ def handover_failures_without_communication(t11: pd.DataFrame) -> Finding:
     text = (f"{body}: handovers fail more often without communication, as in the paper (Table 11)." if shown else
             f"{body}: handovers do not fail more often without communication; {_the(b)} does not show the "
             "paper's rise in HFR here (Table 11).")
-    return Finding(claim, _lead(b, text), shown, (qi, qb))
+    return Finding(claim, lead(b, text), shown, (qi, qb))
 
 
 def objects_decline(trends: pd.DataFrame, where: Mapping[str, Any], table: str = "trends",
@@ -318,7 +315,7 @@ def objects_decline(trends: pd.DataFrame, where: Mapping[str, Any], table: str =
     else:
         text = (f"{head}: SR does not fall with more objects for {_join([_agents(n) for n in flat])}; "
                 f"{_the(b)} does not show the paper's decline there ({figure}).")
-    return Finding(claim, _lead(b, text), not flat, tuple(qs))
+    return Finding(claim, lead(b, text), not flat, tuple(qs))
 
 
 def objects_robust(trends: pd.DataFrame, where: Mapping[str, Any], table: str = "trends",
@@ -347,7 +344,7 @@ def objects_robust(trends: pd.DataFrame, where: Mapping[str, Any], table: str = 
     else:
         text = (f"{head}: the line is not flatter for {_join([_agents(n) for n in steeper])}; {_the(b)} does not "
                 f"show the paper's more robust larger teams there ({figure}).")
-    return Finding(claim, _lead(b, text), not steeper, (q1, *qs))
+    return Finding(claim, lead(b, text), not steeper, (q1, *qs))
 
 
 # -- §5: which mode works? ---------------------------------------------------------------------------
@@ -382,7 +379,7 @@ def protocol_ranking(t: pd.DataFrame, structure: str, table: str = "modes") -> F
     if len(best) == len(qs):
         text = (f"On {structure} tasks with 2 agents, SR is {qs[order[0]].text} with every protocol ({', '.join(order)}): "
                 f"no protocol ranks above another, so {_the(b)} does not show the paper's ranking here (Figs. 8a, 9a).")
-        return Finding(claim, _lead(b, text), False, tuple(qs[p] for p in order))
+        return Finding(claim, lead(b, text), False, tuple(qs[p] for p in order))
     if "leader" in qs:
         if best == ["leader"]:
             text += " The leader ranks first, as for most models in the paper (Fig. 8a)."
@@ -399,7 +396,7 @@ def protocol_ranking(t: pd.DataFrame, structure: str, table: str = "modes") -> F
                  f" Isolated agents do not rank last, unlike the paper where no communication is worst; {_the(b)} "
                  "does not show it here (Fig. 9a, Table 12).")
         parts.append(last)
-    return Finding(claim, _lead(b, text), all(parts), tuple(qs[p] for p in order))
+    return Finding(claim, lead(b, text), all(parts), tuple(qs[p] for p in order))
 
 
 def leader_scaling(t: pd.DataFrame, where: Mapping[str, Any], table: str = "scaling") -> Finding:
@@ -433,7 +430,7 @@ def leader_scaling(t: pd.DataFrame, where: Mapping[str, Any], table: str = "scal
     else:
         text = (f"{where_txt}, {span}: the leader's edge over broadcast does not shrink as the team grows; {_the(b)} "
                 "does not show the paper's saturating leader here (Fig. 8b).")
-    return Finding(claim, _lead(b, text), shown, (l0, b0, l1, b1))
+    return Finding(claim, lead(b, text), shown, (l0, b0, l1, b1))
 
 
 def mixed_leader(t: pd.DataFrame, who: str, weak: str, mixed: str, strong: str, table: str = "mixed") -> Finding:
@@ -466,7 +463,7 @@ def mixed_leader(t: pd.DataFrame, who: str, weak: str, mixed: str, strong: str, 
     else:
         text = (f"{body}: the mixed team matches or beats the all-strong one; {_the(b)} does not show the paper's "
                 "gap to the all-strong team here (Fig. 32).")
-    return Finding(claim, _lead(b, text), w < m < s, (qm, qw, qs))
+    return Finding(claim, lead(b, text), w < m < s, (qm, qw, qs))
 
 
 def shared_memory_vs_broadcast(t: pd.DataFrame, structure: str, table: str = "memory") -> Finding:
@@ -498,7 +495,7 @@ def shared_memory_vs_broadcast(t: pd.DataFrame, structure: str, table: str = "me
     else:
         text = (f"{head}: not {word} with {_join([str(n) for n in off])} agents; {_the(b)} does not show the "
                 f"paper's result, {paper}, here (Figs. 10, 31).")
-    return Finding(claim, _lead(b, text), not off, tuple(q for _, qm, qb in pairs for q in (qm, qb)))
+    return Finding(claim, lead(b, text), not off, tuple(q for _, qm, qb in pairs for q in (qm, qb)))
 
 
 def shared_memory_progress(t: pd.DataFrame, structure: str = "parallel", table: str = "memory") -> Finding:
@@ -522,7 +519,7 @@ def shared_memory_progress(t: pd.DataFrame, structure: str = "parallel", table: 
     text = (f"{head}: shared memory makes progress sooner at every team size, as in the paper (Fig. 10b)." if not off else
             f"{head}: shared memory does not make progress sooner with {_join([str(n) for n in off])} agents; "
             f"{_the(b)} does not show the paper's faster early progress here (Fig. 10b).")
-    return Finding(claim, _lead(b, text), not off, tuple(q for _, qm, qb in pairs for q in (qm, qb)))
+    return Finding(claim, lead(b, text), not off, tuple(q for _, qm, qb in pairs for q in (qm, qb)))
 
 
 def memory_tokens(t: pd.DataFrame, structure: str = "parallel", table: str = "memory") -> Finding:
@@ -545,13 +542,13 @@ def memory_tokens(t: pd.DataFrame, structure: str = "parallel", table: str = "me
     quotes = tuple(q for _, qm, qb in pairs for q in (qm, qb))
     head = f"On {structure} tasks, tokens per step with shared memory vs broadcast are {listing}"
     if all(_v(qm) == 0 and _v(qb) == 0 for _, qm, qb in pairs):
-        return Finding(claim, _lead(b, f"{head}: {_the(b)} spends no tokens, so the paper's token saving "
+        return Finding(claim, lead(b, f"{head}: {_the(b)} spends no tokens, so the paper's token saving "
                                        "(Figs. 10a, 31) cannot be checked here."), None, quotes)
     off = [n for n, qm, qb in pairs if not _v(qm) < _v(qb)]
     text = (f"{head}: fewer with shared memory at every team size, as in the paper (Figs. 10a, 31)." if not off else
             f"{head}: not fewer with {_join([str(n) for n in off])} agents; {_the(b)} does not show the paper's "
             "token saving here (Figs. 10a, 31).")
-    return Finding(claim, _lead(b, text), not off, quotes)
+    return Finding(claim, lead(b, text), not off, quotes)
 
 
 def _refmt(q: Quote, fmt: str) -> Quote:
@@ -582,7 +579,7 @@ def budgets_used(t: pd.DataFrame, expected: Mapping[str, int], table: str = "pri
     text = (f"Budgets (total steps over the team): {listing}; " +
             ("the paper's budgets (§3.1, §6.1)." if not off else
              f"not the paper's budgets for {_join([_prior(p) for p in off])} (the budget parameter overrode them; §3.1, §6.1)."))
-    return Finding(claim, _lead(b, text), shown, tuple(quotes))
+    return Finding(claim, lead(b, text), shown, tuple(quotes))
 
 
 def prior_ablation(t: pd.DataFrame, variant: str, n_agents: int = 2, table: str = "priors") -> Finding:
@@ -612,13 +609,13 @@ def prior_ablation(t: pd.DataFrame, variant: str, n_agents: int = 2, table: str 
             f"priors ({rel})")
     if variant == "no_appearance":
         text = f"{body}; the paper finds the effect of appearance model-dependent (Table 13)."
-        return Finding(claim, _lead(b, text), None, (qv, qf))
+        return Finding(claim, lead(b, text), None, (qv, qf))
     what = "noisy locations" if variant in NOISY else "missing locations"
     ref = "Tables 3, 16" if variant in NOISY else "Table 13, Fig. 35"
     shown = _v(qv) < _v(qf)
     text = (f"{body}: {what} cost SR, as in the paper ({ref})." if shown else
             f"{body}: {what} do not cost SR; {_the(b)} does not show the paper's drop here ({ref}).")
-    return Finding(claim, _lead(b, text), shown, (qv, qf))
+    return Finding(claim, lead(b, text), shown, (qv, qf))
 
 
 def _gain_quotes(t3: pd.DataFrame, prior: str, table: str) -> tuple[Quote | None, Quote | None, Quote | None]:
@@ -656,7 +653,7 @@ def gain_under_missing_priors(t3: pd.DataFrame, table: str = "table3") -> Findin
             "paper (Fig. 12, Table 3)." if not off else
             f"SR of 1 → 2 agents: {listing}: a second agent does not help with {_join([_prior(p) for p in off])}; {_the(b)} does not "
             "show the paper's gain there (Fig. 12, Table 3).")
-    return Finding(claim, _lead(b, text), not off, quotes)
+    return Finding(claim, lead(b, text), not off, quotes)
 
 
 def largest_gain_prior(t3: pd.DataFrame, table: str = "table3") -> Finding:
@@ -685,7 +682,7 @@ def largest_gain_prior(t3: pd.DataFrame, table: str = "table3") -> Finding:
     text = (f"Relative SR gain of a second agent by prior: {listing}: " +
             (f"largest with {_prior(top)}, as in the paper (Table 3)." if shown else
              f"not largest with noisy priors; {_the(b)} does not show the paper's largest gain with noise here (Table 3)."))
-    return Finding(claim, _lead(b, text), shown, tuple(gains[p] for p in order))
+    return Finding(claim, lead(b, text), shown, tuple(gains[p] for p in order))
 
 
 # -- §6.2 and appendices E-F: failures, corrections --------------------------------------------------
@@ -710,7 +707,7 @@ def false_completions(rates: pd.DataFrame, by: str, table: str = "failures") -> 
     if _v(qw) == 0:
         text = (f"No episode had a false completion ({qw.text} of {qn.text} episodes), so the paper's destructive "
                 "hallucinated completion (§6.2, Table 22) cannot be checked here.")
-        return Finding(claim, _lead(b, text), None, (qw, qn))
+        return Finding(claim, lead(b, text), None, (qw, qn))
     qr = quote(sel, table, allw, "rate", "{:.1%}")
     groups = [g for g in sel[by] if g != "all"]
     grates = {g: q for g in groups if (q := quote(sel, table, {by: g, "indicator": "false_completion"}, "rate", "{:.1%}"))}
@@ -724,13 +721,13 @@ def false_completions(rates: pd.DataFrame, by: str, table: str = "failures") -> 
         quotes.append(grates[top])
     qa, qb = quote(sel, table, allw, "SR with"), quote(sel, table, allw, "SR without")
     if qa is None or qb is None:
-        return Finding(claim, _lead(b, text + "; every episode had one, so SR cannot be compared (§6.2, Table 22)."),
+        return Finding(claim, lead(b, text + "; every episode had one, so SR cannot be compared (§6.2, Table 22)."),
                        None, tuple(quotes))
     shown = _v(qa) < _v(qb)
     text += f"; SR is {qa.text} with one vs {qb.text} without" + (
         ": destructive, as in the paper (§6.2, Table 22)." if shown else
         f": not lower; {_the(b)} does not show the paper's destructive false completions here (§6.2, Table 22).")
-    return Finding(claim, _lead(b, text), shown, (*quotes, qa, qb))
+    return Finding(claim, lead(b, text), shown, (*quotes, qa, qb))
 
 
 def _profile_trend(t: pd.DataFrame, where: Mapping[str, Any], column: str, order: Sequence[str], what: str,
@@ -748,10 +745,10 @@ def _profile_trend(t: pd.DataFrame, where: Mapping[str, Any], column: str, order
     if paper is None:
         text = (f"{head}: {'rising' if rising else 'not rising steadily'} {span} (the paper reports this over all models "
                 f"only, with no claim by capability; {ref}).")
-        return Finding(claim, _lead(b, text), None, tuple(q for _, q in qs))
+        return Finding(claim, lead(b, text), None, tuple(q for _, q in qs))
     text = (f"{head}: rising {span}, in line with the paper: {paper} ({ref})." if rising else
             f"{head}: not rising steadily {span}, so {_the(b)} does not show this pattern here; {paper} ({ref}).")
-    return Finding(claim, _lead(b, text), rising, tuple(q for _, q in qs))
+    return Finding(claim, lead(b, text), rising, tuple(q for _, q in qs))
 
 
 def wrong_grabs_by_profile(rates: pd.DataFrame, order: Sequence[str] = ("strong", "medium", "weak"),
@@ -835,7 +832,7 @@ def coordination_queries(t18: pd.DataFrame, structure: str, table: str = "table1
             f"average vs {so.text} and {oo.text} without")
     text = (f"{body}: queries come with harder episodes, as in the paper (Table 18)." if shown else
             f"{body}: not both lower SR and more objects; {_the(b)} does not show the paper's pattern here (Table 18).")
-    return Finding(claim, _lead(b, text), shown, (sw, ow, so, oo))
+    return Finding(claim, lead(b, text), shown, (sw, ow, so, oo))
 
 
 def correction_effect(t19: pd.DataFrame, group: str, table: str = "table19") -> Finding:
@@ -862,7 +859,7 @@ def correction_effect(t19: pd.DataFrame, group: str, table: str = "table19") -> 
         body += f" (raw SR difference {rs.text})"
     text = (f"{body}: correction helps, as in the paper (Tables 19-20)." if shown else
             f"{body}: not a gain in both; {_the(b)} does not show the paper's adjusted benefit of correction here (Tables 19-20).")
-    return Finding(claim, _lead(b, text), shown, tuple(q for q in (qs, qc, rs) if q is not None))
+    return Finding(claim, lead(b, text), shown, tuple(q for q in (qs, qc, rs) if q is not None))
 
 
 def self_correction_by_profile(t: pd.DataFrame, order: Sequence[str] = ("strong", "medium", "weak"),
@@ -893,7 +890,7 @@ def self_correction_by_profile(t: pd.DataFrame, order: Sequence[str] = ("strong"
     text = (f"{head}: self-corrections follow wrong grabs for every profile, as in the paper (Table 19)." if not off else
             f"{head}: not more often after a wrong grab for {_join(off)}; {_the(b)} does not show the paper's "
             "error-triggered correction there (Table 19).")
-    return Finding(claim, _lead(b, text), not off, tuple(q for _, qa, qb in rows for q in (qa, qb)))
+    return Finding(claim, lead(b, text), not off, tuple(q for _, qa, qb in rows for q in (qa, qb)))
 
 
 __all__ = [
