@@ -1,0 +1,315 @@
+"""The offline planner: a heuristic with a capability profile, labelled as such (not an LLM).
+
+It plays PARTNR's planner role for teachers and tests with no model server. It reads the task's
+evaluation propositions (an LLM reads the instruction text instead), its own belief graph and
+the channels it is given, and nothing else of the world (the layout is public):
+
+- it works on the propositions its beliefs say are unmet, nearest known candidate object first,
+  exploring the nearest unexplored room when it knows none, opening closed furniture when every
+  room is explored; the robot leaves object-state work to the human (it has no such tools);
+- **OAS**: it leaves alone the object a visible partner is carrying or acting on, and the room a
+  visible partner is exploring;
+- **KE**: merged records are just more beliefs: it uses objects the partner found;
+- **OANA**: it predicts the partner's next action from its model of the partner (its current
+  skill when visible, else what it itself would do next) and leaves that target alone; with
+  probability ``1 - partner_model`` the prediction is a random plausible call instead;
+- with probability ``slip`` per cycle it takes a distracted action (explore or walk anywhere).
+
+The profile is one object used unchanged in every condition and for both agents; nothing here
+reads the channel names, the team or the condition: only what the observation carries.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from ...world.views import horizontal_distance
+from .calls import ToolCall
+from .episode import Decision, Observation
+from .skills import REACH_M
+from .world import Beliefs, Point, World
+
+RELOCATE = ("is_on_top", "is_inside", "is_in_room")
+STATES = {"is_clean": ("is_clean", True, "Clean"), "is_dirty": ("is_clean", False, None),
+          "is_filled": ("is_filled", True, "Fill"), "is_empty": ("is_filled", False, None),
+          "is_powered_on": ("is_powered_on", True, "PowerOn"), "is_powered_off": ("is_powered_on", False, "PowerOff")}
+
+
+@dataclass(frozen=True)
+class OfflineProfile:
+    """How good the heuristic planner is (the same in every condition)."""
+
+    slip: float = 0.08
+    partner_model: float = 0.7
+    explore: str = "nearest"  # "nearest" | "random"
+    wait_limit: int = 2
+
+    def __post_init__(self) -> None:
+        for name in ("slip", "partner_model"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+                raise ValueError(f"profile.{name}: must be a number in [0, 1], got {v!r}")
+        if self.explore not in ("nearest", "random"):
+            raise ValueError(f"profile.explore: {self.explore!r}; allowed: nearest, random")
+
+
+PROFILES = {"default": OfflineProfile(), "weak": OfflineProfile(slip=0.2, partner_model=0.4, explore="random"),
+            "strong": OfflineProfile(slip=0.02, partner_model=0.9)}
+
+
+@dataclass
+class _Need:
+    """One unmet part of the task: an object to move to ``dest`` or a state to set."""
+
+    prop: int
+    candidates: list[str]
+    dest: list[str]  # furniture handles (relocation) or [] (state)
+    relation: str
+    state: tuple[str, bool, str | None] | None = None
+    reference: list[str] | None = None
+
+
+def _dist(world: World, p: Point, handle: str, b: Beliefs) -> float:
+    if handle in world.furniture:
+        f = world.furniture[handle]
+        return max(0.0, horizontal_distance(p, f.centre) - f.half_extent)
+    r = b.objects.get(handle)
+    if r is None or r.pos is None:
+        return math.inf
+    return horizontal_distance(p, r.pos)
+
+
+class OfflinePlanner:
+    """The heuristic planner (see the module docstring)."""
+
+    def __init__(self, profile: OfflineProfile = OfflineProfile(), seed: int = 0, agent: int = 0) -> None:
+        self.profile = profile
+        self.rng = random.Random(f"partnr-offline:{seed}:{agent}")
+        self.label = "heuristic"
+        self.waits = 0
+        self.opened: set[str] = set()
+        self.ever: set[int] = set()
+
+    # -- what is still to do --------------------------------------------------------------------
+    def _needs(self, obs: Observation) -> list[_Need]:
+        b, w = obs.beliefs, obs.world
+        props = obs.task.evaluation.propositions
+        order: dict[int, list[int]] = {}
+        for c in obs.task.evaluation.constraints:
+            if c.type == "TemporalConstraint":
+                for a, z in c.args.get("dag_edges", []):
+                    order.setdefault(int(z), []).append(int(a))
+        after = {}
+        for d in obs.task.evaluation.dependencies:
+            if d.relation_type in ("after_satisfied", "after_unsatisfied"):
+                for i in d.proposition_indices:
+                    after[int(i)] = [int(x) for x in d.depends_on]
+        nexts = {}
+        for i, p in enumerate(props):
+            if p.function_name == "is_next_to":
+                for h in p.args.get("entity_handles_a", []):
+                    nexts[h] = list(p.args.get("entity_handles_b", []))
+        needs = []
+        met = {i for i, p in enumerate(props) if self._met(p.function_name, p.args, b, w)}
+        self.ever |= met
+        for i, p in enumerate(props):
+            if i in met or any(j not in self.ever for j in order.get(i, []) + after.get(i, [])):
+                continue
+            fn, args = p.function_name, p.args
+            if fn in RELOCATE:
+                handles = list(args.get("object_handles", []))
+                if fn == "is_in_room":
+                    rooms = set(args.get("room_ids", []))
+                    dest = [f.handle for f in w.furniture.values() if f.room in rooms and f.surface]
+                    rel = "on"
+                else:
+                    dest = list(args.get("receptacle_handles", []))
+                    rel = "on" if fn == "is_on_top" else "within"
+                todo = [h for h in handles if not self._placed(h, fn, args, b, w)]
+                ref = next((nexts[h] for h in handles if h in nexts), None)
+                needs.append(_Need(i, todo, dest, rel, reference=ref))
+            elif fn in STATES:
+                name, value, tool = STATES[fn]
+                todo = [h for h in args.get("object_handles", []) if self._state(h, name, b, w) != value]
+                needs.append(_Need(i, todo, [], "", state=(name, value, tool)))
+        return needs
+
+    @staticmethod
+    def _state(h: str, name: str, b: Beliefs, w: World) -> bool:
+        if h in w.furniture:
+            st = dict(b.furniture_states.get(h, ((), 0))[0])
+            return bool(st.get(name, False))
+        r = b.objects.get(h)
+        return bool(r.state(name)) if r is not None else False
+
+    @staticmethod
+    def _placed(h: str, fn: str, args: dict[str, Any], b: Beliefs, w: World) -> bool:
+        r = b.objects.get(h)
+        if r is None or r.place is None:
+            return False
+        if fn == "is_in_room":
+            return r.room in set(args.get("room_ids", []))
+        rel = "on" if fn == "is_on_top" else "within"
+        return r.place[0] == rel and r.place[1] in set(args.get("receptacle_handles", []))
+
+    def _met(self, fn: str, args: dict[str, Any], b: Beliefs, w: World) -> bool:
+        if fn in RELOCATE:
+            n = int(args.get("number", 1))
+            return sum(self._placed(h, fn, args, b, w) for h in args.get("object_handles", [])) >= n
+        if fn in STATES:
+            name, value, _ = STATES[fn]
+            n = int(args.get("number", 1))
+            return sum(self._state(h, name, b, w) == value for h in args.get("object_handles", [])) >= n
+        if fn == "is_next_to":
+            ra = [b.objects.get(h) for h in args.get("entity_handles_a", [])]
+            rb = [b.objects.get(h) for h in args.get("entity_handles_b", [])]
+            return any(x is not None and y is not None and x.place is not None and x.place == y.place
+                       for x in ra for y in rb)
+        return True  # predicates the heuristic does not plan for
+
+    # -- the partner -----------------------------------------------------------------------------
+    def _claimed(self, obs: Observation, prediction: ToolCall | None) -> tuple[set[str], set[str]]:
+        """Objects and rooms the partner is (seen or predicted to be) working on."""
+        objs, rooms = set(), set()
+        calls = []
+        if obs.partner is not None:
+            if obs.partner.holding:
+                objs.add(obs.partner.holding)
+            if obs.partner.action:
+                calls.append(obs.partner.action)
+        if prediction is not None:
+            calls.append(prediction.text())
+        for text in calls:
+            name, _, rest = text.partition("[")
+            args = [a.strip() for a in rest.rstrip("]").split(",") if a.strip()]
+            if not args:
+                continue
+            if name == "Explore":
+                rooms.add(args[0])
+            elif args[0] in obs.beliefs.objects:
+                objs.add(args[0])
+        return objs, rooms
+
+    def _predict(self, obs: Observation, needs: list[_Need]) -> ToolCall:
+        """The partner's next action by this planner's model of it."""
+        w, b = obs.world, obs.beliefs
+        if self.rng.random() >= self.profile.partner_model:
+            room = self.rng.choice(sorted(w.room_box))
+            return self.rng.choice([ToolCall("Explore", (room,)), ToolCall("Navigate", (room,)), ToolCall("Wait", ())])
+        p = obs.partner
+        if p is not None and p.action:
+            name, _, rest = p.action.partition("[")
+            args = [a.strip() for a in rest.rstrip("]").split(",")]
+            if name == "Navigate" and args[0] in b.objects and not p.holding:
+                return ToolCall("Pick", (args[0],))
+            if name == "Pick":
+                dest = next((n.dest[0] for n in needs if args[0] in n.candidates and n.dest), None)
+                return ToolCall("Navigate", (dest or args[0],))
+            if name == "Navigate" and p.holding and args[0] in w.furniture:
+                return ToolCall("Place", (p.holding, "on", args[0]))
+            return ToolCall(name, tuple(a for a in args if a))
+        known = [h for n in needs if n.dest for h in n.candidates if b.objects.get(h) and b.objects[h].place]
+        if known:
+            return ToolCall("Navigate", (known[0],))
+        left = [r for r in sorted(w.room_box) if r not in b.explored and r != obs.room]
+        return ToolCall("Explore", (left[0] if left else obs.room,))
+
+    # -- deciding --------------------------------------------------------------------------------
+    def decide(self, obs: Observation) -> Decision:
+        needs = self._needs(obs)
+        prediction = self._predict(obs, needs) if obs.predict else None
+        call, why = self._choose(obs, needs, prediction)
+        thought = why
+        if prediction is not None:
+            thought = f"I predict the {'human' if obs.role == 'robot' else 'robot'} will do {prediction.text()}. " + why
+        return Decision(call, thought, prediction, raw=call.text())
+
+    def _choose(self, obs: Observation, needs: list[_Need], prediction: ToolCall | None) -> tuple[ToolCall, str]:
+        w, b, p = obs.world, obs.beliefs, obs.pos
+        if self.rng.random() < self.profile.slip:
+            if self.rng.random() < 0.5:
+                return ToolCall("Explore", (self.rng.choice(sorted(w.room_box)),)), "I will look around."
+            return ToolCall("Navigate", (self.rng.choice(sorted(w.furniture)),)), "I will walk over there."
+        taken_objs, taken_rooms = self._claimed(obs, prediction)
+        partner_note = " The other agent is on it, so I leave it." if taken_objs or taken_rooms else ""
+        human = "Clean" in obs.tools
+        held = obs.holding
+        if held is not None:
+            for n in needs:
+                if n.state and n.state[2] and human and held in n.candidates:
+                    if n.state[2] in ("Clean", "Fill") and self._needs_faucet(w, held, n.state[2]):
+                        sink = self._nearest(w, b, p, [f.handle for f in w.furniture.values() if f.faucet])
+                        if sink and _dist(w, p, sink, b) > REACH_M:
+                            return ToolCall("Navigate", (sink,)), f"I carry {held} to a faucet."
+                    return ToolCall(n.state[2], (held,)), f"I {n.state[2].lower()} {held}."
+            for n in needs:
+                if n.dest and held in n.candidates:
+                    dest = self._nearest(w, b, p, n.dest) or n.dest[0]
+                    if _dist(w, p, dest, b) > REACH_M:
+                        return ToolCall("Navigate", (dest,)), f"I bring {held} to {dest}."
+                    f = w.furniture[dest]
+                    if n.relation == "within" and not dict([(k, v[0]) for k, v in b.furniture_open.items()]).get(dest, True):
+                        return ToolCall("Open", (dest,)), f"I open {dest} to put {held} in."
+                    ref = next((r for r in (n.reference or []) if b.objects.get(r) and b.objects[r].place
+                                and b.objects[r].place[1] == dest), None)  # type: ignore[index]
+                    rel = n.relation if (n.relation == "on" and f.surface) or (n.relation == "within" and f.container) \
+                        else ("on" if f.surface else "within")
+                    return (ToolCall("Place", (held, rel, dest, "next_to" if ref else "None", ref or "None")),
+                            f"I place {held} on {dest}.")
+            spot = self._nearest(w, b, p, [f.handle for f in w.furniture.values() if f.surface and f.room == obs.room])
+            return ToolCall("Place", (held, "on", spot or next(iter(w.furniture)), "None", "None")), f"I put {held} down."
+        # hands free: state changes in place, then objects to fetch
+        options: list[tuple[float, ToolCall, str]] = []
+        for n in needs:
+            for h in n.candidates:
+                if h in taken_objs or (h in w.objects and (b.objects.get(h) is None or b.objects[h].place is None)):
+                    continue
+                d = _dist(w, p, h, b)
+                if n.state:
+                    if not (human and n.state[2]):
+                        continue
+                    if h in w.objects and n.state[2] in ("Clean", "Fill") and self._needs_faucet(w, h, n.state[2]):
+                        options.append((d, ToolCall("Pick", (h,)) if d <= REACH_M else ToolCall("Navigate", (h,)),
+                                        f"{h} must go to a faucet."))
+                    else:
+                        options.append((d, ToolCall(n.state[2], (h,)) if d <= REACH_M else ToolCall("Navigate", (h,)),
+                                        f"{h} needs {n.state[2]}."))
+                elif n.dest:
+                    options.append((d, ToolCall("Pick", (h,)) if d <= REACH_M else ToolCall("Navigate", (h,)),
+                                    f"{h} belongs on {n.dest[0]}."))
+        if options:
+            options.sort(key=lambda o: (o[0], o[1].text()))
+            self.waits = 0
+            return options[0][1], options[0][2] + partner_note
+        left = [r for r in sorted(w.room_box) if r not in b.explored and r not in taken_rooms]
+        if left:
+            room = (min(left, key=lambda r: horizontal_distance(p, w.room_box[r][0])) if self.profile.explore == "nearest"
+                    else self.rng.choice(left))
+            return ToolCall("Explore", (room,)), f"No task object I can use is known; I explore {room}.{partner_note}"
+        closed = [h for h, (is_open, _) in sorted(b.furniture_open.items())
+                  if not is_open and h not in self.opened and w.furniture[h].articulated]
+        if closed and any(n.candidates for n in needs):
+            target = self._nearest(w, b, p, closed) or closed[0]
+            if _dist(w, p, target, b) > REACH_M:
+                return ToolCall("Navigate", (target,)), f"Objects may be inside {target}."
+            self.opened.add(target)
+            return ToolCall("Open", (target,)), f"I look inside {target}."
+        mine = [n for n in needs if n.candidates and (not n.state or (human and n.state[2]))]
+        if mine and self.waits < self.profile.wait_limit:
+            self.waits += 1
+            return ToolCall("Wait", ()), "Nothing I can do now; I wait."
+        return ToolCall("Done", ()), "As far as I know the task is done or not mine to finish."
+
+    @staticmethod
+    def _needs_faucet(w: World, h: str, tool: str) -> bool:
+        return tool == "Fill" or (h in w.objects and w.objects[h].afford.get("is_clean") == "faucet")
+
+    @staticmethod
+    def _nearest(w: World, b: Beliefs, p: Point, handles: list[str]) -> str | None:
+        return min(handles, key=lambda h: (_dist(w, p, h, b), h), default=None)
+
+
+__all__ = ["OfflinePlanner", "OfflineProfile", "PROFILES"]
