@@ -29,7 +29,6 @@ caught here: the unit fails and a rerun retries it.
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
@@ -172,12 +171,6 @@ class EpisodeResult:
     evaluation_log: dict[str, Any] = field(default_factory=dict)
 
 
-def _mentions(thought: str, role: str) -> bool:
-    other = "human" if role == "robot" else "robot"
-    pat = rf"\b(agent_{1 if role == 'robot' else 0}|{other}|partner|other agent|collaborator)\b"
-    return re.search(pat, thought, re.IGNORECASE) is not None
-
-
 class Episode:
     """Run one task with two planners under ``channels`` (see the module docstring)."""
 
@@ -234,7 +227,6 @@ class Episode:
         return PartnerView(ROLES[b], w.room_at(p), near_h, self.skills.holding.get(b), action)
 
     def _sync(self) -> None:
-        w = self.world
         if self.ch.full_obs:
             self.beliefs = [self._full(a) for a in (0, 1)]
         elif self.ch.ke and self.co_located():

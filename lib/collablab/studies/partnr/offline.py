@@ -8,7 +8,9 @@ the channels it is given, and nothing else of the world (the layout is public):
   exploring the nearest unexplored room when it knows none, opening closed furniture when every
   room is explored; the robot leaves object-state work to the human (it has no such tools);
 - **OAS**: it leaves alone the object a visible partner is carrying or acting on, and the room a
-  visible partner is exploring;
+  visible partner is exploring; it remembers both (as an LLM keeps earlier observations in its
+  context): a room it saw the partner explore counts as explored, an object it saw carried stays
+  the partner's until it sees the object again;
 - **KE**: merged records are just more beliefs: it uses objects the partner found;
 - **OANA**: it predicts the partner's next action from its model of the partner (its current
   skill when visible, else what it itself would do next) and leaves that target alone; with
@@ -92,6 +94,8 @@ class OfflinePlanner:
         self.waits = 0
         self.opened: set[str] = set()
         self.ever: set[int] = set()
+        self.partner_rooms: set[str] = set()  # rooms it saw the partner explore (OAS, remembered)
+        self.partner_held: dict[str, int] = {}  # objects it saw the partner carry, and when
 
     # -- what is still to do --------------------------------------------------------------------
     def _needs(self, obs: Observation) -> list[_Need]:
@@ -173,13 +177,19 @@ class OfflinePlanner:
     # -- the partner -----------------------------------------------------------------------------
     def _claimed(self, obs: Observation, prediction: ToolCall | None) -> tuple[set[str], set[str]]:
         """Objects and rooms the partner is (seen or predicted to be) working on."""
-        objs, rooms = set(), set()
+        objs, rooms = set(), set(self.partner_rooms)
         calls = []
         if obs.partner is not None:
             if obs.partner.holding:
-                objs.add(obs.partner.holding)
+                self.partner_held[obs.partner.holding] = obs.step
             if obs.partner.action:
                 calls.append(obs.partner.action)
+                if obs.partner.action.startswith("Explore["):
+                    self.partner_rooms.add(obs.partner.action[8:-1])
+        for h, when in self.partner_held.items():
+            r = obs.beliefs.objects.get(h)
+            if r is None or r.step <= when:  # not seen anywhere since the partner carried it
+                objs.add(h)
         if prediction is not None:
             calls.append(prediction.text())
         for text in calls:

@@ -153,7 +153,9 @@ def generate_task(index: int, family: str, seed: int = 0, apartment: int | None 
     """A seeded task record of one family (PARTNR's four: rearrange, spatial, temporal,
     object-state), in a generated apartment. Task objects are PARTNR-style classes
     (:data:`TASK_CLASSES`) spawned on furniture away from their goal; the scene's own objects stay
-    as distractors. Objects that start inside closed furniture must be found by opening it."""
+    as distractors. As in PARTNR's instructions ("from the living room to the kitchen"), the task
+    objects start in one source room other than the goal's; both agents start in one room (our
+    decision: they begin side by side, so what each sees of the other matters from the start)."""
     if family not in FAMILIES:
         raise ValueError(f"family: {family!r}; allowed: {', '.join(FAMILIES)}")
     rng = random.Random(f"partnr:{family}:{index}:{seed}")
@@ -164,13 +166,16 @@ def generate_task(index: int, family: str, seed: int = 0, apartment: int | None 
     surfaces = [f for f in world.furniture.values() if f.surface and f.cls not in ("sink", "bathtub", "toilet")]
     counts: dict[str, int] = {}
 
+    goal = rng.choice(surfaces)
+    source = rng.choice([r for r in rooms if r != goal.room] or rooms)
+
     def spawn(cls: str, avoid_room: str | None = None) -> tuple[str, str]:
         h = f"{cls}_{counts.get(cls, 0)}"
         while h in world.objects or h in n2r:
             counts[cls] = counts.get(cls, 0) + 1
             h = f"{cls}_{counts[cls]}"
         counts[cls] = counts.get(cls, 0) + 1
-        options = [f for f in surfaces if f.room != avoid_room] or surfaces
+        options = [f for f in surfaces if f.room == source and f.room != avoid_room] or surfaces
         return h, rng.choice(options).handle
 
     n2r: dict[str, str] = {}
@@ -178,7 +183,6 @@ def generate_task(index: int, family: str, seed: int = 0, apartment: int | None 
     deps: list[dict[str, Any]] = []
     cons: list[dict[str, Any]] = []
     states: dict[str, dict[str, bool]] = {}
-    goal = rng.choice(surfaces)
     classes = rng.sample([c for c in TASK_CLASSES if c not in ("cushion",)], 3)
     if family == "rearrange":
         k = rng.choice((2, 3))
@@ -227,7 +231,8 @@ def generate_task(index: int, family: str, seed: int = 0, apartment: int | None 
         text = (f"Bring the {instance_class(a).replace('_', ' ')} and the {instance_class(b).replace('_', ' ')} to the "
                 f"{goal.cls.replace('_', ' ')} in the {goal.room.rsplit('_', 1)[0].replace('_', ' ')}; {verb} the "
                 f"{instance_class(a).replace('_', ' ')} and clean the {instance_class(b).replace('_', ' ')}.")
-    starts = rng.sample(rooms, 2) if len(rooms) > 1 else rooms * 2
+    start = rng.choice(rooms)
+    starts = [start, start]
     return {"episode_id": f"{family}-{index}-s{seed}", "instruction": text, "scene_id": scene_id,
             "name_to_receptacle": n2r, "object_states": states, "evaluation_propositions": props,
             "evaluation_proposition_dependencies": deps, "evaluation_constraints": cons,
