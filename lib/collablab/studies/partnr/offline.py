@@ -111,11 +111,14 @@ class OfflinePlanner:
             if d.relation_type in ("after_satisfied", "after_unsatisfied"):
                 for i in d.proposition_indices:
                     after[int(i)] = [int(x) for x in d.depends_on]
-        nexts = {}
+        nexts: dict[str, list[str]] = {}
         for i, p in enumerate(props):
             if p.function_name == "is_next_to":
-                for h in p.args.get("entity_handles_a", []):
-                    nexts[h] = list(p.args.get("entity_handles_b", []))
+                a_side, b_side = list(p.args.get("entity_handles_a", [])), list(p.args.get("entity_handles_b", []))
+                for h in a_side:
+                    nexts.setdefault(h, []).extend(b_side)
+                for h in b_side:
+                    nexts.setdefault(h, []).extend(a_side)
         needs = []
         met = {i for i, p in enumerate(props) if self._met(p.function_name, p.args, b, w)}
         self.ever |= met
@@ -135,6 +138,15 @@ class OfflinePlanner:
                 todo = [h for h in handles if not self._placed(h, fn, args, b, w)]
                 ref = next((nexts[h] for h in handles if h in nexts), None)
                 needs.append(_Need(i, todo, dest, rel, reference=ref))
+            elif fn == "is_next_to":
+                # both placed but apart: move an a-side object next to a b-side one where it lies
+                for h in args.get("entity_handles_a", []):
+                    r = b.objects.get(h)
+                    ref = next((x for x in args.get("entity_handles_b", []) if b.objects.get(x)
+                                and b.objects[x].place is not None), None)
+                    if ref is not None and (r is None or r.place is not None or r.held_by_me):
+                        needs.append(_Need(i, [h], [b.objects[ref].place[1]], "on", reference=[ref]))  # type: ignore[index]
+                        break
             elif fn in STATES:
                 name, value, tool = STATES[fn]
                 todo = [h for h in args.get("object_handles", []) if self._state(h, name, b, w) != value]
@@ -168,10 +180,16 @@ class OfflinePlanner:
             n = int(args.get("number", 1))
             return sum(self._state(h, name, b, w) == value for h in args.get("object_handles", [])) >= n
         if fn == "is_next_to":
-            ra = [b.objects.get(h) for h in args.get("entity_handles_a", [])]
-            rb = [b.objects.get(h) for h in args.get("entity_handles_b", [])]
-            return any(x is not None and y is not None and x.place is not None and x.place == y.place
-                       for x in ra for y in rb)
+            thr = float(args.get("l2_threshold", 0.5))
+            for ha in args.get("entity_handles_a", []):
+                for hb in args.get("entity_handles_b", []):
+                    x, y = b.objects.get(ha), b.objects.get(hb)
+                    if x is None or y is None or x.pos is None or y.pos is None or ha == hb:
+                        continue
+                    gap = horizontal_distance(x.pos, y.pos) - w.objects[ha].half - w.objects[hb].half
+                    if gap <= thr:
+                        return True
+            return False
         return True  # predicates the heuristic does not plan for
 
     # -- the partner -----------------------------------------------------------------------------

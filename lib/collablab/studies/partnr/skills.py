@@ -8,7 +8,8 @@ and when its act phase comes (the world may have changed meanwhile: the partner 
 
 Step costs (PARTNR's configs where they give one, our decisions otherwise):
 
-- walking: :data:`STEP_M` metres per step along the door path; PARTNR's Navigate stops at 600
+- walking: to a room's centre, to a furniture's near side, or to 0.6 m of where the agent last
+  saw an object (its own belief, not the truth); :data:`STEP_M` metres per step along the door path; PARTNR's Navigate stops at 600
   steps, Explore at 2400, Rearrange at 1000 (``max_skill_steps``; a timed-out skill fails where
   the agent got to);
 - Pick and Place: 10 steps (``wait_time_for_obj_to_grasp`` / ``..._to_place``), within 2 m
@@ -129,9 +130,9 @@ class Skills:
             r = b.objects[target]
             if r.held_by_me:
                 return Plan(call, error=f"Navigate failed: you are holding {target}")
-            if r.place is None:
+            if r.place is None or r.pos is None:
                 return Plan(call, error=f"Navigate failed: you do not know where {target} is now")
-            goal = self.world.stand_point(r.place[1])
+            goal = self.world.approach(r.pos, r.room)
         else:
             goal = self.world.stand_point(target)
         phases, _ = _walk(self.world, self.world.agent_pos[agent], goal)
@@ -225,12 +226,12 @@ class Skills:
         obj, rel, furn, _, ref = call.args
         r = b.objects[obj]
         w = self.world
-        if r.place is None and not r.held_by_me:
+        if (r.place is None or r.pos is None) and not r.held_by_me:
             return Plan(call, error=f"Rearrange failed: you do not know where {obj} is now")
         phases: list[Phase] = []
         here = w.agent_pos[agent]
         if not r.held_by_me:
-            walk, here = _walk(w, here, w.stand_point(r.place[1]))  # type: ignore[index]
+            walk, here = _walk(w, here, w.approach(r.pos, r.room))  # type: ignore[arg-type]
             phases += walk + [Phase("act", _steps(self.rng, "Pick"), effect=lambda: self.pick(agent, obj))]
         walk, _ = _walk(w, here, w.stand_point(furn))
         phases += walk + [Phase("act", _steps(self.rng, "Place"),

@@ -354,6 +354,16 @@ class World:
         k = min(1.0, (half + 0.5) / d)
         return (c[0] + (rc[0] - c[0]) * k, c[1] + (rc[1] - c[1]) * k)
 
+    def approach(self, point: Point, room: str | None = None) -> Point:
+        """Where an agent stands to reach something at ``point``: 0.6 m from it towards the
+        centre of its room (``room``, or the room that contains ``point``)."""
+        rc = self.room_box[room or self.room_at(point)][0]
+        d = horizontal_distance(point, rc)
+        if d < 0.6:
+            return rc
+        k = 0.6 / d
+        return (point[0] + (rc[0] - point[0]) * k, point[1] + (rc[1] - point[1]) * k)
+
     def spot_on(self, furniture: str, near: str | None = None, exclude: str | None = None) -> Point:
         """A free spot on a furniture's top: next to ``near`` (0.3 m from its centre) when given,
         else the candidate farthest from the objects already there (a 5x5 grid of the footprint)."""
