@@ -12,12 +12,18 @@ robot planner on PARTNR's skills, tasks and evaluation, in our household world.
   full-observability control;
 - ``offline`` (heuristic planner, labelled as such) and ``llm_planner`` (PARTNR's zero-shot
   ReAct planner on an OpenAI-compatible model);
-- ``prediction`` and ``metrics``: OANA scoring and per-agent and team metrics.
+- ``prediction`` and ``metrics``: OANA scoring and per-agent and team metrics;
+- ``spec``: one unit from a flat spec (:func:`run_spec`), registered for the run grid as study
+  ``partnr``, with the record schema and what the conformance checks need (``conformance``).
 """
 
+from ...runs import notebook_parameters as parameters
 from . import calls, episode, evaluation, metrics, offline, prediction, skills, tasks, world
+from .conformance import conformance_cases
 from .episode import Channels, run_episode
 from .offline import OfflinePlanner, OfflineProfile
+from .spec import DEFAULTS, RECORD_SCHEMA, is_invalid, resolve, run_spec, sabotage, validate
 
-__all__ = ["Channels", "OfflinePlanner", "OfflineProfile", "calls", "episode", "evaluation", "metrics", "offline",
-           "prediction", "run_episode", "skills", "tasks", "world"]
+__all__ = ["Channels", "DEFAULTS", "OfflinePlanner", "OfflineProfile", "RECORD_SCHEMA", "calls", "conformance_cases",
+           "episode", "evaluation", "is_invalid", "metrics", "offline", "parameters", "prediction", "resolve",
+           "run_episode", "run_spec", "sabotage", "skills", "tasks", "validate", "world"]

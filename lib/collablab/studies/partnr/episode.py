@@ -191,6 +191,7 @@ class Episode:
         self.history: list[list[tuple[str, str]]] = [[], []]
         self.running: list[_Running | None] = [None, None]
         self.done = [False, False]
+        self.exhausted = [False, False]  # out of planning cycles (rather than Done)
         self.cycles = [0, 0]
         self.pending: list[list[ActionLog]] = [[], []]  # predictions of agent a waiting for the partner's next call
         self.t = 0
@@ -270,7 +271,7 @@ class Episode:
                 if self._advance(a):
                     need.append(a)
             self._sync()
-        if reason == "done" and not all(a_done for a_done in self.done):
+        if reason == "done" and (any(self.exhausted) or not all(self.done)):
             reason = "max_cycles"
         for a in (0, 1):
             for log in self.pending[a]:
@@ -287,7 +288,7 @@ class Episode:
         """Plan until agent ``a`` has a running skill, is Done or is out of cycles."""
         while not self.done[a] and self.running[a] is None:
             if self.cycles[a] >= self.max_cycles:
-                self.done[a] = True
+                self.done[a] = self.exhausted[a] = True
                 return
             self.cycles[a] += 1
             obs = self._observation(a)
@@ -321,6 +322,7 @@ class Episode:
                 return
             plan = self.skills.plan(a, ROLES[a], d.call, self.beliefs[a])
             if plan.error is not None:
+                log.invalid = True  # the agent could not make this call (choose-time check)
                 log.feedback = plan.error
                 log.progress_after = log.progress_before
                 self.history[a].append((log.call or "", plan.error))
