@@ -82,3 +82,26 @@ def test_profiles_are_per_role_not_per_condition():
     b = P.run_spec({"instance": 2, "profile": "strong"})
     assert a["episode"]["unit"] == b["episode"]["unit"]
     assert a["steps"] != b["steps"]  # the human's profile changed
+
+
+VH = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "data" / "virtualhome"
+
+
+@pytest.mark.parametrize("k", range(1, 8))
+def test_tasks_run_in_real_virtualhome_scenes(k):
+    path = next(iter(sorted(VH.rglob(f"TestScene{k}_graph.json"))), None) if VH.is_dir() else None
+    if path is None:
+        pytest.skip("VirtualHome scene graphs not in ../shared/data")
+    for i, fam in enumerate(FAMILIES):
+        rec = P.run_spec({"instance": i, "family": fam, "scene_id": str(path), "oas": True})
+        T.check_records(rec, P.RECORD_SCHEMA)
+        assert rec["episode"]["unit"].endswith(path.stem)
+        assert rec["episode"]["percent_complete"] > 0 or rec["episode"]["end_reason"] != "done"
+
+
+def test_trimmed_scenes_are_refused_clearly():
+    path = next(iter(sorted(VH.rglob("TrimmedTestScene1_graph.json"))), None) if VH.is_dir() else None
+    if path is None:
+        pytest.skip("VirtualHome scene graphs not in ../shared/data")
+    with pytest.raises(ValueError, match="no bounding_box .* use TestScene"):
+        P.validate({"scene_id": str(path)})

@@ -52,6 +52,7 @@ DEFAULTS: dict[str, Any] = {
     "family": "mixed",  # generated: rearrange | spatial | temporal | object_state | mixed
     "instance": 0,  # task index (generated: any >= 0; file/template: index into the file)
     "task_seed": 0,  # generator / apartment seed
+    "scene_id": None,  # generated: None = a generated apartment; or a VirtualHome graph file (TestScene*_graph.json)
     "task_file": None,  # file: a json of task records with PARTNR's field names
     "template_file": None,  # template: PARTNR instruction templates (e.g. 20_val_object_states.json)
     "apartment": 0,  # template: which generated apartment
@@ -98,6 +99,8 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
         _int(s, key, low)
     if s["task_source"] == "generated":
         _choice(s, "family", (*FAMILIES, "mixed"))
+        if s["scene_id"] is not None and not isinstance(s["scene_id"], str):
+            raise ValueError(f"scene_id: None or a graph file path, got {s['scene_id']!r}")
     else:
         key = "task_file" if s["task_source"] == "file" else "template_file"
         if not isinstance(s[key], str) or not s[key]:
@@ -152,7 +155,7 @@ def task_of(s: dict[str, Any]) -> Task:
     """The task of a resolved spec (ValueError naming ``instance`` when out of range)."""
     if s["task_source"] == "generated":
         family = FAMILIES[s["instance"] % len(FAMILIES)] if s["family"] == "mixed" else s["family"]
-        return load_task(generate_task(s["instance"], family, s["task_seed"]))
+        return load_task(generate_task(s["instance"], family, s["task_seed"], scene_id=s["scene_id"]))
     if s["task_source"] == "file":
         tasks = _file_tasks(s["task_file"])
         if s["instance"] >= len(tasks):

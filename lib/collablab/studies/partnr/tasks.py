@@ -149,18 +149,21 @@ def _prop(fn: str, **args: Any) -> dict[str, Any]:
     return {"function_name": fn, "args": args}
 
 
-def generate_task(index: int, family: str, seed: int = 0, apartment: int | None = None) -> dict[str, Any]:
+def generate_task(index: int, family: str, seed: int = 0, apartment: int | None = None,
+                  scene_id: str | None = None) -> dict[str, Any]:
     """A seeded task record of one family (PARTNR's four: rearrange, spatial, temporal,
     object-state), in a generated apartment. Task objects are PARTNR-style classes
     (:data:`TASK_CLASSES`) spawned on furniture away from their goal; the scene's own objects stay
-    as distractors. As in PARTNR's instructions ("from the living room to the kitchen"), the task
+    as distractors; ``scene_id`` puts the task in any scene :func:`scene_for` reads (a VirtualHome
+    graph file) instead of a generated apartment. As in PARTNR's instructions ("from the living room to the kitchen"), the task
     objects start in one source room other than the goal's; both agents start in one room (our
     decision: they begin side by side, so what each sees of the other matters from the start)."""
     if family not in FAMILIES:
         raise ValueError(f"family: {family!r}; allowed: {', '.join(FAMILIES)}")
     rng = random.Random(f"partnr:{family}:{index}:{seed}")
     apt = rng.randrange(8) if apartment is None else apartment
-    scene_id = f"apartment:{apt}:{seed}"
+    suffix = f"-{Path(scene_id).stem}" if scene_id else ""
+    scene_id = scene_id or f"apartment:{apt}:{seed}"
     world = World(scene_for(scene_id))
     rooms = sorted(world.room_box)
     surfaces = [f for f in world.furniture.values() if f.surface and f.cls not in ("sink", "bathtub", "toilet")]
@@ -233,7 +236,7 @@ def generate_task(index: int, family: str, seed: int = 0, apartment: int | None 
                 f"{instance_class(a).replace('_', ' ')} and clean the {instance_class(b).replace('_', ' ')}.")
     start = rng.choice(rooms)
     starts = [start, start]
-    return {"episode_id": f"{family}-{index}-s{seed}", "instruction": text, "scene_id": scene_id,
+    return {"episode_id": f"{family}-{index}-s{seed}{suffix}", "instruction": text, "scene_id": scene_id,
             "name_to_receptacle": n2r, "object_states": states, "evaluation_propositions": props,
             "evaluation_proposition_dependencies": deps, "evaluation_constraints": cons,
             "agent_rooms": starts, "info": {"family": family, "generator": "collablab.partnr", "index": index}}

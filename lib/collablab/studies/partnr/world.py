@@ -208,7 +208,9 @@ class World:
             counts[ROOM_NAMES.get(cls, cls)] = counts.get(ROOM_NAMES.get(cls, cls), 0) + 1
             box = box_of(scene.nodes[rid])
             if box is None:
-                raise ValueError(f"scene {scene.name or '?'}: room {rid} ({cls}) has no bounding_box")
+                raise ValueError(f"scene {scene.name or '?'}: room {rid} ({cls}) has no bounding_box (positions and "
+                             "views need real boxes; VirtualHome's TrimmedTestScene graphs have none: use "
+                             "TestScene*_graph.json)")
             (x, _, z), (sx, _, sz) = box
             self.rooms[h], room_of_id[rid] = rid, h
             self.room_box[h] = ((x, z), (sx / 2, sz / 2))
