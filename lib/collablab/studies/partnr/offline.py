@@ -183,11 +183,10 @@ class OfflinePlanner:
             thr = float(args.get("l2_threshold", 0.5))
             for ha in args.get("entity_handles_a", []):
                 for hb in args.get("entity_handles_b", []):
-                    x, y = b.objects.get(ha), b.objects.get(hb)
-                    if x is None or y is None or x.pos is None or y.pos is None or ha == hb:
+                    pa, pb = self._where(ha, b, w), self._where(hb, b, w)
+                    if pa is None or pb is None or ha == hb:
                         continue
-                    gap = horizontal_distance(x.pos, y.pos) - w.objects[ha].half - w.objects[hb].half
-                    if gap <= thr:
+                    if horizontal_distance(pa, pb) - w.half_extent(ha) - w.half_extent(hb) <= thr:
                         return True
             return False
         return True  # predicates the heuristic does not plan for
@@ -330,6 +329,14 @@ class OfflinePlanner:
             self.waits += 1
             return ToolCall("Wait", ()), "Nothing I can do now; I wait."
         return ToolCall("Done", ()), "As far as I know the task is done or not mine to finish."
+
+    @staticmethod
+    def _where(h: str, b: Beliefs, w: World) -> Point | None:
+        """Where the agent believes an entity is (furniture: the public layout)."""
+        if h in w.furniture:
+            return w.furniture[h].centre
+        r = b.objects.get(h)
+        return r.pos if r is not None else None
 
     @staticmethod
     def _needs_faucet(w: World, h: str, tool: str) -> bool:
