@@ -1,0 +1,410 @@
+"""PARTNR's LLM planner against the scripted fake OpenAI server (no real model): replies become
+calls or recorded invalid actions, the prompt carries the OAS line and the OANA request only when
+they are on and never the partner's thoughts, the grammar and the JSON schema name only entities of
+the agent's own world graph and the role's tools, a dead server raises, and the cache replays."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import socket
+from typing import Any
+
+import pytest
+
+from collablab.llm import EndpointSpec, LLMClient, ResponseCache, validate
+from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
+from collablab.studies.partnr.calls import HUMAN_TOOLS, ROBOT_TOOLS, ToolCall
+from collablab.studies.partnr.episode import ELSEWHERE, Channels, Decision, Episode, Observation
+from collablab.studies.partnr.llm_planner import (CONSTRAINED, HISTORY_WINDOW, LLMPlanner, PlannerError, build_messages,
+                                                  episode_classes, thought_chars_for, tool_grammar, tool_schema,
+                                                  world_description)
+from collablab.studies.partnr.offline import OfflinePlanner
+from collablab.studies.partnr.tasks import generate_task, load_task
+
+STATE_TOOLS = ("Clean", "Fill", "Pour", "PowerOn", "PowerOff")
+SECRET = "ZEBRA-PLAN-77"  # a word only ever written in one planner's thoughts
+
+
+class Capture:
+    """A planner that records every Observation it gets and lets the heuristic decide."""
+
+    def __init__(self, agent: int) -> None:
+        self.inner = OfflinePlanner(agent=agent)
+        self.label = "capture"
+        self.seen: list[Observation] = []
+
+    def decide(self, obs: Observation) -> Decision:
+        self.seen.append(obs)
+        return self.inner.decide(obs)
+
+
+def task():
+    return load_task(generate_task(0, "rearrange"))
+
+
+@pytest.fixture(scope="module")
+def observations() -> dict[int, Observation]:
+    """The last Observation of each agent in a short heuristic episode (OAS and OANA on): by then
+    each agent knows some objects, and many objects of the ground truth are still unseen."""
+    caps = [Capture(0), Capture(1)]
+    Episode(task(), caps, Channels(oas=True, oana=True), max_cycles=4).run()
+    out = {a: caps[a].seen[-1] for a in (0, 1)}
+    for a, obs in out.items():
+        assert obs.beliefs.objects and set(obs.world.objects) - set(obs.beliefs.objects), a
+        assert obs.predict and obs.partner_text is not None
+    return out
+
+
+def script(replies: list[str] | str, bodies: list[dict[str, Any]] | None = None, usage: tuple[int, int] = (40, 9)):
+    """A fake-server handler answering ``replies`` in turn (the last one repeats)."""
+    queue = [replies] if isinstance(replies, str) else list(replies)
+
+    def handler(body: dict, server: FakeOpenAIServer) -> FakeReply:
+        if bodies is not None:
+            bodies.append(body)
+        text = queue.pop(0) if len(queue) > 1 else queue[0]
+        return FakeReply(text, usage={"prompt_tokens": usage[0], "completion_tokens": usage[1],
+                                      "total_tokens": usage[0] + usage[1]})
+    return handler
+
+
+def client(url: str, tmp_path, mode: str = "rw", **spec: Any) -> LLMClient:
+    ep = EndpointSpec(alias="fake", model="fake-model", base_url=url, api_key_env=None, **spec)
+    return LLMClient(ep, ResponseCache(tmp_path / "cache.sqlite", mode))
+
+
+def dead_url() -> str:
+    with socket.socket() as s:  # a port nothing listens on once the socket is closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def user_text(body: dict[str, Any]) -> str:
+    return "\n".join(m["content"] for m in body["messages"])
+
+
+# -- replies -----------------------------------------------------------------------------------
+def test_a_valid_reply_becomes_the_call_with_its_thought_and_tokens(observations, tmp_path):
+    obs = dataclasses.replace(observations[1], predict=False)
+    room = sorted(obs.world.room_box)[0]
+    bodies: list[dict] = []
+    reply = f"Thought: I should look for the cup in {room}.\nExplore[{room}]\nAssigned!"
+    with FakeOpenAIServer(script(reply, bodies)) as srv:
+        d = LLMPlanner(client(srv.base_url, tmp_path), max_tokens=64).decide(obs)
+    assert d.call == ToolCall("Explore", (room,)) and d.error is None
+    assert d.thought == f"I should look for the cup in {room}." and d.raw == reply
+    assert d.tokens == 49 and d.prediction is None
+    body = bodies[0]
+    assert body["max_tokens"] == 64 and body["temperature"] == 0 and body["stop"] == ["Assigned!"]
+    assert "grammar" not in body and "response_format" not in body  # provider openai: prompt only
+
+
+def test_a_reply_without_a_call_is_an_invalid_decision_not_an_exception(observations, tmp_path):
+    obs = observations[0]
+    with FakeOpenAIServer(script(["Thought: I am not sure what to do.\nMaybe look around?",
+                                  "Thought: the human could clean it.\nClean[cup_0]\nAssigned!",
+                                  ""])) as srv:
+        planner = LLMPlanner(client(srv.base_url, tmp_path, "off"))
+        vague, wrong_tool, empty = (planner.decide(obs) for _ in range(3))
+    assert vague.call is None and "no valid action" in (vague.error or "") and vague.raw.startswith("Thought:")
+    assert vague.thought.startswith("I am not sure")
+    assert wrong_tool.call is None and "Clean is not one of your tools" in (wrong_tool.error or "")  # the robot
+    assert empty.call is None and "empty reply" in (empty.error or "")
+
+
+def test_hallucinated_entities_pass_through_and_the_skills_reject_them(tmp_path):
+    """Unconstrained, a model may name what the agent never saw: the planner passes it on and the
+    episode records the skills' failure (the agent's world graph decides, not the planner)."""
+    with FakeOpenAIServer(script("Thought: grab it.\nPick[unicorn_9]\nAssigned!")) as srv:
+        planners = [LLMPlanner(client(srv.base_url, tmp_path, "off")) for _ in (0, 1)]
+        d = planners[0].decide(first_observation(task()))
+        assert d.call == ToolCall("Pick", ("unicorn_9",))
+        res = Episode(task(), planners, Channels(), max_cycles=1).run()
+    assert [log.call for log in res.logs] == ["Pick[unicorn_9]"] * 2
+    assert all(not log.ok and "no entity named 'unicorn_9' in your world graph" in log.feedback for log in res.logs)
+
+
+def first_observation(t) -> Observation:
+    cap = [Capture(0), Capture(1)]
+    Episode(t, cap, Channels(), max_cycles=1).run()
+    return cap[0].seen[0]
+
+
+# -- the prompt --------------------------------------------------------------------------------
+def test_the_prompt_holds_task_world_tools_and_history(observations):
+    obs = observations[1]
+    system, user = (m["content"] for m in build_messages(obs))
+    assert "agent_1, the human" in system and "agent_0" in system
+    assert f"Task: {obs.instruction}" in user
+    assert world_description(obs) in user
+    for t in HUMAN_TOOLS:
+        assert f"- {t}: " in user
+    for call, result in obs.history:
+        assert f"{call} -> {result}" in user
+    assert "Thought: <" in user and "Assigned!" in user
+    robot_user = build_messages(observations[0])[1]["content"]
+    assert all(f"- {t}: " not in robot_user for t in STATE_TOOLS)
+
+
+def test_the_history_shows_the_newest_actions_one_per_line(observations):
+    history = [(f"Explore[room_{i}]", "Successful execution!") for i in range(HISTORY_WINDOW + 4)]
+    history.append(("Thought: hm\nmaybe later", "no valid action in the reply"))
+    user = build_messages(dataclasses.replace(observations[0], history=history))[1]["content"]
+    assert "(5 earlier actions not shown)" in user and "Explore[room_4] " not in user
+    assert f"{len(history)}. Thought: hm / maybe later -> no valid action in the reply" in user
+    assert "Explore[room_5] -> Successful execution!" in user
+
+
+def test_world_description_lists_the_layout_and_only_the_agents_own_objects(observations):
+    obs = observations[0]
+    text = world_description(obs)
+    for room in obs.world.room_box:
+        assert f"- {room}: " in text
+    for f in obs.world.furniture:
+        assert re.search(rf"\b{f}\b", text), f
+    for h in obs.beliefs.objects:
+        assert f"- {h}: " in text
+    hidden = set(obs.world.objects) - set(obs.beliefs.objects)
+    assert not any(re.search(rf"\b{h}\b", text) for h in hidden)
+    assert f"You are in {obs.room}" in text
+
+
+def test_the_oas_line_appears_only_when_oas_is_on(observations):
+    obs = observations[0]
+    on = build_messages(obs)[1]["content"]
+    assert f"What you see of agent_1: {obs.partner_text}" in on
+    off = build_messages(dataclasses.replace(obs, partner_text=None, partner=None))[1]["content"]
+    assert "What you see of" not in off and ELSEWHERE not in off
+
+
+def test_the_prompt_never_contains_the_partners_thoughts(tmp_path):
+    """An episode where the human's thoughts carry a marker word: no request of the robot holds it,
+    with OAS on (the robot sees the human's visible state, its current action) and OANA on."""
+    bodies: list[dict] = []
+
+    def handler(body: dict, server: FakeOpenAIServer) -> FakeReply:
+        bodies.append(body)
+        human = "You are agent_1" in body["messages"][0]["content"]
+        thought = f"{SECRET}: I take the kitchen" if human else "I look around"
+        return FakeReply(f"Thought: {thought}\nPrediction: Wait[]\nExplore[kitchen_0]\nAssigned!")
+
+    with FakeOpenAIServer(handler) as srv:
+        planners = [LLMPlanner(client(srv.base_url, tmp_path, "off")) for _ in (0, 1)]
+        res = Episode(task(), planners, Channels(oas=True, oana=True), max_cycles=3).run()
+    robot = [b for b in bodies if "You are agent_0" in b["messages"][0]["content"]]
+    human = [b for b in bodies if "You are agent_1" in b["messages"][0]["content"]]
+    assert robot and human and any(SECRET in log.thought for log in res.logs if log.agent == 1)
+    assert all(SECRET not in user_text(b) for b in robot)
+    assert any("What you see of agent_1: agent_1 (the human)" in user_text(b) for b in robot)  # co-located at start
+
+
+def test_oana_asks_for_a_class_level_prediction_and_it_is_parsed(observations, tmp_path):
+    obs = observations[0]  # the robot predicts the human
+    classes = episode_classes(obs)
+    task_classes = {o["handle"].rsplit("_", 1)[0] for o in obs.task.objects}
+    assert task_classes <= set(classes) and all(not re.search(r"_\d+$", c) for c in classes)
+    user = build_messages(obs)[1]["content"]
+    assert "predict the next action of agent_1" in user and "Prediction: <the next action of agent_1>" in user
+    assert "Object classes of this episode: " + ", ".join(classes) in user
+    assert "Clean" in user.split("Its possible actions are: ")[1].split(".")[0]  # the human's tools
+    plain = build_messages(dataclasses.replace(obs, predict=False))[1]["content"]
+    assert "Prediction" not in plain
+
+    reply = "Thought: the human goes for the cup.\nPrediction: Clean[cup]\nNavigate[kitchen_0]\nAssigned!"
+    with FakeOpenAIServer(script(reply)) as srv:
+        d = LLMPlanner(client(srv.base_url, tmp_path, "off")).decide(obs)
+        bad = LLMPlanner(client(srv.base_url, tmp_path, "off")).decide(dataclasses.replace(obs, predict=False))
+    assert d.prediction == ToolCall("Clean", ("cup",)) and d.call == ToolCall("Navigate", ("kitchen_0",))
+    assert d.thought == "the human goes for the cup."
+    assert bad.prediction is None and bad.call == d.call  # without OANA a stray prediction is dropped
+    with FakeOpenAIServer(script("Thought: hm\nPrediction: Fly[away]\nWait[]\nAssigned!")) as srv:
+        unparsed = LLMPlanner(client(srv.base_url, tmp_path, "off")).decide(obs)
+    assert unparsed.prediction is None and unparsed.call == ToolCall("Wait", ())
+
+
+# -- the constraints ---------------------------------------------------------------------------
+def literals(rule_text: str) -> set[str]:
+    return set(re.findall(r'"((?:[^"\\]|\\.)*)"', rule_text))
+
+
+def rules(grammar: str) -> dict[str, str]:
+    return dict(line.split(" ::= ", 1) for line in grammar.strip().splitlines())
+
+
+def test_the_grammar_names_only_the_agents_own_entities_and_the_roles_tools(observations):
+    for a, obs in observations.items():
+        g = rules(tool_grammar(dataclasses.replace(obs, predict=False)))
+        own = [k for k in g if not k.startswith("p-")]
+        assert g["root"].startswith('"Thought: " thought "\\n" call') and g["root"].endswith('"Assigned!"')
+        assert literals(g["object"]) == set(obs.beliefs.objects)
+        assert literals(g["room"]) == set(obs.world.room_box) and literals(g["furniture"]) == set(obs.world.furniture)
+        hidden = set(obs.world.objects) - set(obs.beliefs.objects)
+        every = set().union(*(literals(g[k]) for k in own))
+        assert not hidden & every
+        tools = {lit[:-1] for k in own for lit in literals(g[k]) if lit.endswith("[")}
+        assert tools == set(obs.tools) == set(ROBOT_TOOLS if a == 0 else HUMAN_TOOLS)
+        if a == 0:
+            assert not {"Clean[", "Fill[", "Pour[", "PowerOn[", "PowerOff["} & every
+
+
+def test_the_oana_grammar_predicts_the_partners_tools_over_classes(observations):
+    robot = rules(tool_grammar(observations[0]))
+    assert '"Prediction: " p-call "\\n" call' in robot["root"]
+    assert literals(robot["p-object"]) == set(episode_classes(observations[0]))
+    p_tools = {lit[:-1] for k, v in robot.items() if k.startswith("p-") for lit in literals(v) if lit.endswith("[")}
+    assert p_tools == set(HUMAN_TOOLS)  # the robot predicts the human, who has every tool
+    own_tools = {lit[:-1] for k, v in robot.items() if not k.startswith("p-") for lit in literals(v)
+                 if lit.endswith("[")}
+    assert not set(STATE_TOOLS) & own_tools
+    human = rules(tool_grammar(observations[1]))
+    assert {lit[:-1] for k, v in human.items() if k.startswith("p-") for lit in literals(v)
+            if lit.endswith("[")} == set(ROBOT_TOOLS)
+
+
+def test_the_grammar_leaves_out_tools_without_a_possible_argument(observations):
+    obs = observations[1]
+    empty = dataclasses.replace(obs, beliefs=dataclasses.replace(obs.beliefs, objects={}), predict=False)
+    g = rules(tool_grammar(empty))
+    assert "object" not in g and "pick" not in g and "place" not in g
+    assert {"navigate", "explore", "open", "wait", "done", "clean"} <= set(g["call"].split(" | "))
+    assert "tail" not in g and "rearrange" not in g
+
+
+def test_the_thought_is_bounded_so_that_the_call_fits(observations):
+    assert "thought ::= [^\\n]{1,120}" in tool_grammar(observations[0], thought_chars=120)
+    assert thought_chars_for(96, True) == 96 and thought_chars_for(96, False) == 168
+    assert thought_chars_for(10, True) == 24 and thought_chars_for(4096, False) == 600
+    with pytest.raises(ValueError, match="thought_chars"):
+        tool_grammar(observations[0], thought_chars=0)
+
+
+def test_the_grammar_is_accepted_by_llama_cpp_when_it_is_installed(observations):
+    llama_cpp = pytest.importorskip("llama_cpp")
+    for obs in observations.values():
+        for predict in (True, False):
+            llama_cpp.LlamaGrammar.from_string(tool_grammar(dataclasses.replace(obs, predict=predict)), verbose=False)
+
+
+def test_the_json_schema_has_the_same_enums(observations):
+    for a, obs in observations.items():
+        schema = tool_schema(obs)
+        assert schema["required"] == ["thought", "prediction", "action"]
+        variants = {v["properties"]["tool"]["enum"][0]: v for v in schema["properties"]["action"]["anyOf"]}
+        assert set(variants) == set(ROBOT_TOOLS if a == 0 else HUMAN_TOOLS)
+        pick = variants["Pick"]["properties"]["args"]["prefixItems"][0]["enum"]
+        assert set(pick) == set(obs.beliefs.objects)
+        nav = set(variants["Navigate"]["properties"]["args"]["prefixItems"][0]["enum"])
+        assert nav == set(obs.world.room_box) | set(obs.world.furniture) | set(obs.beliefs.objects)
+        hidden = sorted(set(obs.world.objects) - set(obs.beliefs.objects))
+        assert not set(hidden) & set(json.dumps(schema["properties"]["action"]).replace('"', " ").split())
+        pred = {v["properties"]["tool"]["enum"][0]: v for v in schema["properties"]["prediction"]["anyOf"]}
+        assert set(pred) == set(HUMAN_TOOLS if a == 0 else ROBOT_TOOLS)
+        assert set(pred["Pick"]["properties"]["args"]["prefixItems"][0]["enum"]) == set(episode_classes(obs))
+        known = sorted(obs.beliefs.objects)[0]
+        furn = sorted(obs.world.furniture)[0]
+        good = {"thought": "t", "prediction": {"tool": "Wait", "args": []},
+                "action": {"tool": "Place", "args": [known, "on", furn, "None", "None"]}}
+        assert validate(good, schema) is None
+        assert validate({**good, "action": {"tool": "Pick", "args": [hidden[0]]}}, schema) is not None
+        assert validate({**good, "action": {"tool": "Pick", "args": []}}, schema) is not None
+        if a == 0:
+            assert validate({**good, "action": {"tool": "Clean", "args": [known]}}, schema) is not None
+    assert "prediction" not in tool_schema(dataclasses.replace(observations[0], predict=False))["properties"]
+
+
+@pytest.mark.parametrize("provider,mode", [("llamacpp", "grammar"), ("vllm", "json_schema"), ("openai", "none"),
+                                           ("compat", "none")])
+def test_auto_picks_the_constraint_by_provider_and_sends_it(observations, tmp_path, provider, mode):
+    obs = observations[0]
+    known = sorted(obs.beliefs.objects)[0]
+    bodies: list[dict] = []
+    if mode == "json_schema":
+        reply = json.dumps({"thought": "the human is busy", "prediction": {"tool": "Pick", "args": ["cup"]},
+                            "action": {"tool": "Pick", "args": [known]}})
+    else:
+        reply = f"Thought: the human is busy\nPrediction: Pick[cup]\nPick[{known}]\nAssigned!"
+    with FakeOpenAIServer(script(reply, bodies)) as srv:
+        planner = LLMPlanner(client(srv.base_url, tmp_path, "off"), provider=provider)
+        d = planner.decide(obs)
+    assert planner.mode == mode and planner.label == f"llm:{provider}:fake-model"
+    assert d.call == ToolCall("Pick", (known,)) and d.prediction == ToolCall("Pick", ("cup",))
+    assert d.thought == "the human is busy"
+    body = bodies[0]
+    assert ("grammar" in body) == (mode == "grammar") and ("response_format" in body) == (mode == "json_schema")
+    if mode == "grammar":
+        assert body["grammar"] == tool_grammar(obs, thought_chars=thought_chars_for(256, True))
+    if mode == "json_schema":
+        rf = body["response_format"]
+        assert rf["type"] == "json_schema" and rf["json_schema"]["schema"] == tool_schema(obs)
+        assert '"action": {"tool"' in user_text(body) and "Assigned!" not in user_text(body)
+        assert "stop" not in body
+
+
+def test_a_json_reply_with_an_unknown_entity_passes_through(observations, tmp_path):
+    obs = observations[1]
+    reply = json.dumps({"thought": "x", "prediction": {"tool": "Explore", "args": ["kitchen_0"]},
+                        "action": {"tool": "Navigate", "args": ["moon_3"]}})
+    with FakeOpenAIServer(script([reply, '{"thought": "x", "action": {"tool": "Navigate", "args": []}}'])) as srv:
+        planner = LLMPlanner(client(srv.base_url, tmp_path, "off"), constrained="json_schema")
+        d, bad = planner.decide(obs), planner.decide(obs)
+    assert d.call == ToolCall("Navigate", ("moon_3",)) and d.prediction == ToolCall("Explore", ("kitchen_0",))
+    assert bad.call is None and "Navigate takes 1" in (bad.error or "")
+
+
+def test_the_constraint_is_part_of_the_cache_key(observations, tmp_path):
+    obs = observations[1]
+    reply = "Thought: t\nPrediction: Wait[]\nWait[]\nAssigned!"
+    bodies: list[dict] = []
+    with FakeOpenAIServer(script(reply, bodies)) as srv:
+        c = client(srv.base_url, tmp_path)
+        for constrained in ("none", "grammar", "none", "grammar"):
+            LLMPlanner(c, constrained=constrained).decide(obs)
+    assert len(bodies) == 2 and len(ResponseCache(tmp_path / "cache.sqlite", "rw")) == 2
+
+
+def test_unknown_constraint_is_refused(tmp_path):
+    assert CONSTRAINED == ("auto", "grammar", "json_schema", "none")
+    with pytest.raises(ValueError, match="constrained.*allowed: auto, grammar, json_schema, none"):
+        LLMPlanner(client(dead_url(), tmp_path, "off"), constrained="regex")
+
+
+# -- failures, call ids, replay ----------------------------------------------------------------
+def test_a_dead_server_raises_planner_error(observations, tmp_path):
+    c = client(dead_url(), tmp_path, "off", max_attempts=2, backoff_base_s=0.01, timeout_s=5)
+    with pytest.raises(PlannerError, match="agent0/step"):
+        LLMPlanner(c).decide(observations[0])
+    with FakeOpenAIServer(lambda b, s: FakeReply(status=500, error_message="boom")) as srv:
+        c = client(srv.base_url, tmp_path, "off", max_attempts=1)
+        with pytest.raises(PlannerError, match="HTTP 500"):
+            LLMPlanner(c).decide(observations[0])
+
+
+def test_call_ids_are_logical_and_namespaced(observations, tmp_path):
+    obs = observations[0]
+    base = f"{obs.task.episode_id}/agent0/step{obs.step}/c{len(obs.history)}"
+    c = client(dead_url(), tmp_path, "off")
+    assert LLMPlanner(c).call_id(obs) == base
+    assert LLMPlanner(c, namespace="run2").call_id(obs) == "run2/" + base
+    assert LLMPlanner(c, namespace="run2/").call_id(obs) == "run2/" + base
+
+
+def test_an_episode_replays_from_the_cache_without_a_server(tmp_path):
+    def handler(body: dict, server: FakeOpenAIServer) -> FakeReply:
+        n = server.n_requests
+        rooms = ["kitchen_0", "bedroom_0", "living_room_0", "bathroom_0"]
+        return FakeReply(f"Thought: step {n}\nPrediction: Explore[{rooms[n % 4]}]\nExplore[{rooms[(n + 1) % 4]}]\n"
+                         "Assigned!", usage={"prompt_tokens": 100 + n, "completion_tokens": 7, "total_tokens": 107 + n})
+
+    with FakeOpenAIServer(handler) as srv:
+        live = Episode(task(), [LLMPlanner(client(srv.base_url, tmp_path), provider="llamacpp") for _ in (0, 1)],
+                       Channels(oas=True, oana=True), max_cycles=3).run()
+        n = srv.n_requests
+    assert n == len(live.logs) == 6 and all(log.tokens > 0 for log in live.logs)
+    assert len(ResponseCache(tmp_path / "cache.sqlite", "rw")) == n
+    replay = Episode(task(), [LLMPlanner(client(dead_url(), tmp_path, "replay"), provider="llamacpp")
+                              for _ in (0, 1)], Channels(oas=True, oana=True), max_cycles=3).run()
+    assert [log.to_dict() for log in replay.logs] == [log.to_dict() for log in live.logs]
+    assert replay.steps == live.steps and replay.percent_complete == live.percent_complete
