@@ -312,7 +312,7 @@ class Episode:
                 log.invalid = True
                 log.feedback = d.error or "no valid action in the reply"
                 log.progress_after = log.progress_before
-                self.history[a].append((d.raw[:80] or "(empty)", log.feedback))
+                self.history[a].append((" ".join(d.raw.split())[:80] or "(empty)", log.feedback))
                 continue
             if d.call.name == "Done":
                 log.ok, log.feedback = True, "Done"
