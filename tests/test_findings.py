@@ -49,7 +49,7 @@ def check_consistent(f: F.Finding, tables: dict[str, pd.DataFrame]) -> None:
         scale = 100 if "%}" in q.fmt else 1
         assert abs(q.shown_value * scale - q.value * scale) <= 0.5 * 10 ** -digits + 1e-9, q
     quoted = " ".join(q.text for q in f.quotes)
-    for d in _decimals(f.text):
+    for d in _decimals(f.text[len(f"**{backend}**: "):]):  # the label may hold a version (Llama-3.1-8B)
         assert d in quoted, (d, f.text)
     if f.shown is False:
         assert f"the {backend} backend" in f.text and "not" in f.text, f.text
@@ -477,7 +477,8 @@ def _sections_shown(nb: Path) -> list[tuple[str, ...]]:
 
 
 def _run_and_read(nb: Path, P: dict):
-    """The notebook's own run and reading calls: MECoBench's by notebook name, MASTraceBench's (05)."""
+    """The notebook's own run and reading calls: MECoBench's by notebook name, MASTraceBench's (05),
+    Observe-Share-Predict's (07)."""
     src = nb.read_text()
     if nb.stem == "05_proposal_trajectories":
         from collablab.studies.mastracebench import experiments as E, report as RP
@@ -485,6 +486,12 @@ def _run_and_read(nb: Path, P: dict):
         assert "E.run_notebook(P)" in src and "RP.read_notebook(episodes, steps, P)" in src
         episodes, steps, _ = E.run_notebook(P)
         return episodes, RP.read_notebook(episodes, steps, P)
+    if nb.stem == "07_partner_information":
+        from collablab.studies.partnr import experiments as E7, report as RP7
+
+        assert "E.run_notebook(P)" in src and "RP.read_notebook(episodes, steps, P)" in src
+        episodes, steps, _ = E7.run_notebook(P)
+        return episodes, RP7.read_notebook(episodes, steps, P)
     name = NOTEBOOK_OF[nb.stem]
     assert f'S.read_notebook(\\"{name}\\"' in src and f'S.run_notebook(\\"{name}\\"' in src
     episodes, steps, _ = S.run_notebook(name, P)

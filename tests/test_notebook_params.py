@@ -14,7 +14,7 @@ from collablab.runs import notebook_parameters
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = notebook_paths(ROOT)
-#: The MECoBench notebooks (01-04); 05 is MASTraceBench's (its own grid test below).
+#: The MECoBench notebooks (01-04); 05 is MASTraceBench's and 07 Observe-Share-Predict's (their own grid tests below).
 MECOBENCH_NOTEBOOKS = [nb for nb in NOTEBOOKS if nb.stem[:2] in ("01", "02", "03", "04")]
 
 
@@ -87,6 +87,18 @@ def test_notebook_05_default_grid_fits_its_time_budget():
 
     P = _defaults(ROOT / "notebooks" / "05_proposal_trajectories.ipynb")
     assert len(E.specs(P)) <= MAX_DEFAULT_UNITS_05
+
+
+#: Units notebook 07 runs on its defaults: 480 (40 tasks x 12 conditions), about 60 s on 2 workers today
+#: (0.1 s a unit plus the grid's per-unit cost); this bound keeps it under 3 minutes.
+MAX_DEFAULT_UNITS_07 = 600
+
+
+def test_notebook_07_default_grid_fits_its_time_budget():
+    from collablab.studies.partnr import experiments as E
+
+    P = _defaults(ROOT / "notebooks" / "07_partner_information.ipynb")
+    assert len(E.specs(P)) <= MAX_DEFAULT_UNITS_07
 
 
 @pytest.mark.parametrize("nb", MECOBENCH_NOTEBOOKS, ids=lambda p: p.stem)

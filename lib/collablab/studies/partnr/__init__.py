@@ -14,7 +14,10 @@ robot planner on PARTNR's skills, tasks and evaluation, in our household world.
   ReAct planner on an OpenAI-compatible model);
 - ``prediction`` and ``metrics``: OANA scoring and per-agent and team metrics;
 - ``spec``: one unit from a flat spec (:func:`run_spec`), registered for the run grid as study
-  ``partnr``, with the record schema and what the conformance checks need (``conformance``).
+  ``partnr``, with the record schema and what the conformance checks need (``conformance``);
+- ``experiments``, ``report``, ``findings``, ``plots``: notebook 07's grid, its tables in the
+  paper's layouts (§4.2-4.5), the sentences written from them and the analysis tail (imported
+  by the notebook, not here: workers that run units need none of them).
 """
 
 from ...runs import notebook_parameters as parameters
@@ -25,5 +28,5 @@ from .offline import OfflinePlanner, OfflineProfile
 from .spec import DEFAULTS, RECORD_SCHEMA, is_invalid, resolve, run_spec, sabotage, validate
 
 __all__ = ["Channels", "DEFAULTS", "OfflinePlanner", "OfflineProfile", "RECORD_SCHEMA", "calls", "conformance_cases",
-           "episode", "evaluation", "is_invalid", "llm_planner", "metrics", "offline", "parameters", "prediction", "resolve",
-           "run_episode", "run_spec", "sabotage", "skills", "tasks", "validate", "world"]
+           "episode", "evaluation", "is_invalid", "llm_planner", "metrics", "offline", "parameters", "prediction",
+           "resolve", "run_episode", "run_spec", "sabotage", "skills", "tasks", "validate", "world"]

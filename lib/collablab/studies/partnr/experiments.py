@@ -1,0 +1,121 @@
+"""Notebook 07's experiment: from its parameters (``P``, as
+:func:`collablab.runs.notebook_parameters` reads them) to the specs it runs, the run itself, and
+the records read back as one frame per episode (observe_share_predict.txt §4.1).
+
+The grid is tasks x information conditions (x runs). Tasks are generated (``family`` ``mixed``
+cycles the four families, so 40 tasks are 10 per family; the paper runs PARTNR's 1,000 validation
+tasks once per configuration, §4.1). Conditions are named as :attr:`.episode.Channels.name`
+prints them (``Obj``, ``OAS``, ``KE``, ``OAS+KE``, each optionally ``+OANA``, and the
+full-observability control ``Full:Obj``, ``Full:OAS`` with or without ``+OANA``: the 2x2x2
+factorial of §4.2-4.4 and the OAS x OANA control of §4.5); the keys of
+:data:`.conformance.CONDITIONS` (``obj``, ``oas+ke+oana``, ``full/oas`` ...) are accepted too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ...analysis.findings import backend_of
+from ...runs import default_run_id, load_run, run_grid
+from ...runs.fingerprint import code_fingerprint
+from ...runs.paths import outputs_dir
+from .conformance import CONDITIONS
+from .episode import Channels
+from .spec import DEFAULTS, validate
+
+Params = dict[str, Any]
+FN = "collablab.studies.partnr:run_spec"
+NOTEBOOK = "07_partner_information"
+#: The shared contexts of Table 3 (§4.2), in the paper's order.
+CONTEXTS = ("Obj", "OAS", "KE", "OAS+KE")
+#: The contexts the full-observability control runs (KE is meaningless there, §4.5).
+FULL_CONTEXTS = ("Obj", "OAS")
+
+
+def condition_name(context: str, oana: bool, observability: str = "partial") -> str:
+    """The condition label of a context, OANA switch and observability (``"Full:OAS+OANA"``)."""
+    return ("Full:" if observability == "full" else "") + context + ("+OANA" if oana else "")
+
+
+def _name_of(cond: dict[str, Any]) -> str:
+    return Channels(oas=bool(cond.get("oas")), ke=bool(cond.get("ke")), oana=bool(cond.get("oana")),
+                    full_obs=cond.get("observability") == "full").name
+
+
+#: The conditions' labels in display order (the notebook's default ``conditions``): the four contexts
+#: without then with OANA under partial observability, then the full-observability control.
+CONDITION_ORDER: tuple[str, ...] = tuple(condition_name(c, o, obs)
+                                         for obs, contexts in (("partial", CONTEXTS), ("full", FULL_CONTEXTS))
+                                         for o in (False, True) for c in contexts)
+#: Every condition's spec keys by its label (from :data:`.conformance.CONDITIONS`).
+CONDITION_KEYS: dict[str, dict[str, Any]] = {
+    n: k for n in CONDITION_ORDER for k in [dict(v) for v in CONDITIONS.values() if _name_of(v) == n]}
+
+__all__ = ["CONDITION_KEYS", "CONDITION_ORDER", "CONTEXTS", "FN", "FULL_CONTEXTS", "NOTEBOOK", "backend_keys",
+           "condition_name", "conditions_of", "episode_frame", "run_notebook", "specs"]
+
+
+def conditions_of(P: Params) -> list[str]:
+    """The run's conditions as labels, in display order; ValueError naming an unknown one."""
+    alias = {k: _name_of(v) for k, v in CONDITIONS.items()}
+    names = [alias.get(str(c), str(c)) for c in P["conditions"]]
+    bad = [c for c, n in zip(P["conditions"], names) if n not in CONDITION_KEYS]
+    if bad:
+        raise ValueError(f"conditions: {bad} not allowed; allowed: {', '.join(CONDITION_ORDER)} "
+                         f"(or {', '.join(CONDITIONS)})")
+    return [c for c in CONDITION_ORDER if c in set(names)]
+
+
+def backend_keys(P: Params) -> dict[str, Any]:
+    """The spec keys naming the planners: the heuristic's profile, or the model endpoint."""
+    if P["backend"] == "heuristic":
+        return {"backend": "heuristic", "profile": P["profile"]}
+    keys = {"backend": "llm", "model": P["model"], "base_url": P["base_url"] or None, "provider": P["provider"],
+            "llm_cache_mode": P["llm_cache_mode"] or None, "constrained": P["constrained"]}
+    return {"backend": "llm", **{k: v for k, v in keys.items() if k != "backend" and v != DEFAULTS[k]}}
+
+
+def specs(P: Params) -> list[dict[str, Any]]:
+    """Every task x condition (x run) of the notebook's grid, tasks outermost."""
+    n = P["n_tasks"]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n_tasks: must be an integer >= 1, got {n!r}")
+    base = {"task_source": "generated", "family": P["family"], "task_seed": P["task_seed"],
+            "max_cycles": P["max_cycles"]}
+    base = {**{k: v for k, v in base.items() if v != DEFAULTS[k]}, **backend_keys(P)}
+    conds = conditions_of(P)
+    return [{**base, "instance": i, **CONDITION_KEYS[c], **({"run": r} if r else {})}
+            for i in range(n) for c in conds for r in P["runs"]]
+
+
+def run_notebook(P: Params) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Run (or resume) the notebook's grid; ``(episodes, steps, run folder)``."""
+    grid = specs(P)
+    if not grid:
+        raise ValueError("conditions/runs: this run has no unit to run; name at least one condition and run")
+    run_id = P.get("run_id") or f"{default_run_id(grid, FN)}-{code_fingerprint()}"
+    res = run_grid(grid, fn=FN, study=NOTEBOOK, run_id=run_id, out_root=outputs_dir(), workers=P["workers"],
+                   params={**P, "spec_defaults": DEFAULTS}, backend=P["backend"], validate=validate)
+    if res.failures:
+        print(f"{len(res.failures)} unit(s) failed (not scored; a rerun retries them), e.g. "
+              f"{res.failures[0].get('error_type')}: {res.failures[0].get('error')}")
+    episodes, steps = load_run(res.run_dir)
+    return episodes, steps, str(res.run_dir)
+
+
+def episode_frame(episodes: pd.DataFrame) -> pd.DataFrame:
+    """The episode records with the grid's coordinates: ``context`` (Obj, OAS, KE, OAS+KE),
+    ``oana`` (bool), ``observability``, ``success`` as 0/1 and ``pc_failed`` (percent complete of
+    an episode that failed, NaN when it succeeded). The ``backend`` column is kept."""
+    e = episodes.copy()
+    if "backend" not in e.columns:
+        e["backend"] = backend_of(e)
+    ctx = [("+".join(p for p, on in (("OAS", bool(o)), ("KE", bool(k))) if on) or "Obj")
+           for o, k in zip(e["oas"], e["ke"])]
+    e["context"] = ctx
+    e["oana"] = e["oana"].astype(bool)
+    e["success"] = e["success"].astype(bool).astype(float)
+    e["pc_failed"] = e["percent_complete"].where(e["success"] == 0)
+    return e

@@ -1,0 +1,474 @@
+"""Notebook 07's result tables and the findings written from them (observe_share_predict.txt
+§4.2-4.5, appendix A.3-A.5), and its analysis tail.
+
+:func:`read_notebook` turns a run's records into a :class:`~collablab.analysis.findings.Report`.
+Every table is long (one row per backend x condition, or x agent, or x target) with a
+``backend`` column, which the findings quote; :func:`wide` shows the paper's layouts. Rates are
+fractions in the tables (the wide layouts print percent, as the paper does). Tables:
+
+- ``outcomes`` (§4.2, Table 3, §A.3.1): per context (Obj, OAS, KE, OAS+KE) without and with
+  OANA under Decoupled Partial Observability: SR, PC, PC of failed episodes, PC − SR, simulation
+  steps, planning cycles, Extraneous Effort, Other-Agent Mention Ratio and Action Success per
+  agent (``_R`` robot, ``_H`` human); ``full_outcomes``: the same for the four Full conditions
+  (§4.5, §A.4.1);
+- ``channel_effects``: every pair of conditions that differs in one channel (OAS, KE, OANA, or
+  ``Full`` observability) with the others held fixed, per metric: the two means, their
+  difference and the relative change (what the direction sentences quote);
+- ``roles`` (§4.3, §A.3.2): per condition and agent: exploration efficiency (mean step of the
+  first object interaction), Extra Planning, Action Success, planning cycles, mention ratio,
+  when the agent finished; ``asymmetry``: per condition the robot-human gaps and Task
+  Offloading; ``role_counts``: in how many partial-observability conditions each asymmetry holds;
+- ``prediction`` (§4.4, Table 2, §A.3.3): per OANA condition and agent, union target: Action
+  Type accuracy, conditional principal-parameter accuracy, joint principal accuracy,
+  all-parameter accuracy, conditional all-parameter accuracy and type given all parameters,
+  pooled over every prediction of the condition; ``prediction_gain``: each context's gain over
+  the object-only baseline (points); ``prediction_strict`` (§4.5, §A.5.1): the same under the
+  strict next-action target; ``strict_gap``: union − strict per cell (points);
+  ``prediction_means``: per observability, means over cells under both targets;
+- ``full_vs_partial`` (§4.5, §A.4.1): per context and OANA setting, full against partial
+  observability (steps ratio, Extraneous Effort retained, SR, PC, the human's completion lag).
+
+The analysis tail goes beyond the paper, which runs each configuration once and reports means:
+:func:`channel_tests` tests each channel over tasks (paired by task and run, the other channels
+held fixed; sign-flip permutation with a paired bootstrap CI, and Wilcoxon signed-rank),
+Holm-adjusted within each channel, outcome and test.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...analysis.findings import Report, backend_of
+from ...analysis.significance import compare
+from . import findings as F
+from .calls import parse_call
+from .experiments import CONDITION_ORDER, CONTEXTS, FULL_CONTEXTS, condition_name, episode_frame
+from .prediction import prediction_table
+
+__all__ = ["AGENTS", "CHANNEL_PAIRS", "METRICS", "PREDICTION_RATES", "ROLE_COUNTS", "TEST_OUTCOMES", "asymmetry_table",
+           "channel_effects", "channel_pairs", "channel_tests", "condition_table", "directions", "full_vs_partial",
+           "prediction_frames", "read_notebook", "role_counts", "roles_table", "wide"]
+
+#: Agent labels of the per-agent tables and their column suffixes.
+AGENTS = {"robot": "R", "human": "H"}
+#: The per-condition means of :func:`condition_table` (team metrics, then per agent).
+METRICS = ("SR", "PC", "PC_failed", "PC_SR_gap", "steps", "cycles", "EE", "AS", "offloading", "mention_R",
+           "mention_H", "AS_R", "AS_H")
+#: The prediction rates of Table 2 (``.prediction.PredictionTally.rates`` without the target prefix).
+PREDICTION_RATES = ("type_acc", "cond_principal", "principal_acc", "all_acc", "cond_all", "type_given_all")
+#: The episode outcomes the analysis tail tests.
+TEST_OUTCOMES = ("simulation_steps", "extraneous_effort", "success", "percent_complete")
+_KEYS = ["backend", "observability", "context", "oana", "condition"]
+_RANK = {c: i for i, c in enumerate(CONDITION_ORDER)}
+
+
+def _sorted(t: pd.DataFrame, *extra: str) -> pd.DataFrame:
+    if not len(t):
+        return t.reset_index(drop=True)
+    keys = {"_c": t["condition"].map(_RANK).fillna(len(_RANK))}
+    if "agent" in t.columns:
+        keys["_a"] = t["agent"].map({a: i for i, a in enumerate(AGENTS)})
+    t = t.assign(**keys)
+    return t.sort_values(["backend", "_c", *(["_a"] if "_a" in keys else []), *extra]).drop(
+        columns=list(keys)).reset_index(drop=True)
+
+
+def _mean(s: pd.Series) -> float:
+    v = pd.to_numeric(s, errors="coerce").astype(float)
+    return float(v.mean()) if v.notna().any() else math.nan
+
+
+# -- per-condition means ---------------------------------------------------------------------------
+
+def condition_table(E: pd.DataFrame) -> pd.DataFrame:
+    """One row per backend x condition of :func:`.experiments.episode_frame` rows: :data:`METRICS`
+    (rates as fractions; ``steps`` and ``cycles`` are means per episode, ``cycles`` over both
+    agents) and ``n`` episodes."""
+    rows = []
+    for key, g in E.groupby(_KEYS, sort=False):
+        r = dict(zip(_KEYS, key))
+        r.update(n=len(g), SR=_mean(g["success"]), PC=_mean(g["percent_complete"]), PC_failed=_mean(g["pc_failed"]),
+                 steps=_mean(g["simulation_steps"]), cycles=_mean(g["planning_cycles"]),
+                 EE=_mean(g["extraneous_effort"]), AS=_mean(g["action_success"]), offloading=_mean(g["task_offloading"]))
+        r["PC_SR_gap"] = r["PC"] - r["SR"]
+        for agent, s in AGENTS.items():
+            r[f"mention_{s}"] = _mean(g[f"{agent}_mention_ratio"])
+            r[f"AS_{s}"] = _mean(g[f"{agent}_action_success"])
+        rows.append(r)
+    return _sorted(pd.DataFrame(rows, columns=[*_KEYS, "n", *METRICS]))
+
+
+def _outcomes(C: pd.DataFrame, observability: str) -> pd.DataFrame:
+    cols = [*_KEYS, "n", "SR", "PC", "PC_failed", "PC_SR_gap", "steps", "cycles", "EE", "mention_R", "mention_H",
+            "AS_R", "AS_H"]
+    return C.loc[C["observability"] == observability, cols].reset_index(drop=True)
+
+
+#: The channel a pair of conditions differs in: ``(channel, off, on, held)``, every pair of the grid.
+CHANNEL_PAIRS: tuple[tuple[str, str, str, str], ...] = (
+    *[("OAS", condition_name(off, o, obs), condition_name(on, o, obs),
+       f"{'KE, ' if 'KE' in off else ''}{'with' if o else 'without'} OANA, {obs} observability")
+      for obs, pairs in (("partial", (("Obj", "OAS"), ("KE", "OAS+KE"))), ("full", (("Obj", "OAS"),)))
+      for o in (False, True) for off, on in pairs],
+    *[("KE", condition_name(off, o), condition_name(on, o),
+       f"{'OAS, ' if 'OAS' in off else ''}{'with' if o else 'without'} OANA, partial observability")
+      for o in (False, True) for off, on in (("Obj", "KE"), ("OAS", "OAS+KE"))],
+    *[("OANA", condition_name(c, False, obs), condition_name(c, True, obs), f"{c}, {obs} observability")
+      for obs, ctxs in (("partial", CONTEXTS), ("full", FULL_CONTEXTS)) for c in ctxs],
+    *[("Full", condition_name(c, o), condition_name(c, o, "full"), f"{c}, {'with' if o else 'without'} OANA")
+      for o in (False, True) for c in FULL_CONTEXTS],
+)
+
+
+def channel_pairs(conditions: set[str] | None = None) -> list[tuple[str, str, str, str]]:
+    """:data:`CHANNEL_PAIRS` whose two conditions are both in ``conditions`` (all when None)."""
+    return [p for p in CHANNEL_PAIRS if conditions is None or {p[1], p[2]} <= conditions]
+
+
+def channel_effects(C: pd.DataFrame) -> pd.DataFrame:
+    """Per backend, channel pair (:data:`CHANNEL_PAIRS`) and metric (:data:`METRICS`): ``off_value``,
+    ``on_value``, ``diff`` (on − off) and ``rel`` (diff / off; NaN when off is 0)."""
+    rows = []
+    for b, g in C.groupby("backend", sort=False):
+        by = g.set_index("condition")
+        for channel, off, on, held in channel_pairs(set(by.index)):
+            for m in METRICS:
+                a, z = float(by.at[off, m]), float(by.at[on, m])
+                rows.append({"backend": b, "channel": channel, "off": off, "on": on, "held": held, "metric": m,
+                             "off_value": a, "on_value": z, "diff": z - a,
+                             "rel": (z - a) / a if a and not math.isnan(a) else math.nan})
+    return pd.DataFrame(rows, columns=["backend", "channel", "off", "on", "held", "metric", "off_value", "on_value",
+                                       "diff", "rel"])
+
+
+def directions(ce: pd.DataFrame) -> pd.DataFrame:
+    """Per backend, channel and metric: over the channel's pairs, in how many the metric is
+    ``lower``, ``higher`` or the ``same`` with the channel on (of ``pairs`` with both values)."""
+    rows = []
+    for (b, ch, m), g in ce.groupby(["backend", "channel", "metric"], sort=False):
+        d = g["diff"].dropna()
+        rows.append({"backend": b, "channel": ch, "metric": m, "pairs": len(d), "lower": int((d < 0).sum()),
+                     "higher": int((d > 0).sum()), "same": int((d == 0).sum())})
+    return pd.DataFrame(rows, columns=["backend", "channel", "metric", "pairs", "lower", "higher", "same"])
+
+
+# -- role asymmetry (§4.3) ---------------------------------------------------------------------------
+
+def roles_table(E: pd.DataFrame) -> pd.DataFrame:
+    """One row per backend x condition x agent: ``first_interaction`` (mean exploration efficiency
+    over episodes where the agent interacted with an object), ``extra_planning``,
+    ``action_success``, ``planning_cycles``, ``mention_ratio``, ``finished_at`` and ``n``."""
+    rows = []
+    for key, g in E.groupby(_KEYS, sort=False):
+        for agent in AGENTS:
+            rows.append({**dict(zip(_KEYS, key)), "agent": agent,
+                         "first_interaction": _mean(g[f"{agent}_exploration_efficiency"]),
+                         "extra_planning": _mean(g[f"{agent}_extra_planning"]),
+                         "action_success": _mean(g[f"{agent}_action_success"]),
+                         "planning_cycles": _mean(g[f"{agent}_planning_cycles"]),
+                         "mention_ratio": _mean(g[f"{agent}_mention_ratio"]),
+                         "finished_at": _mean(g[f"{agent}_finished_at"]), "n": len(g)})
+    return _sorted(pd.DataFrame(rows, columns=[*_KEYS, "agent", "first_interaction", "extra_planning",
+                                               "action_success", "planning_cycles", "mention_ratio", "finished_at",
+                                               "n"]))
+
+
+def asymmetry_table(roles: pd.DataFrame, C: pd.DataFrame) -> pd.DataFrame:
+    """One row per backend x condition: each role metric for robot (``_R``) and human (``_H``),
+    the gaps human − robot (``first_gap`` in steps: positive when the robot interacts first;
+    ``extra_gap`` in points; ``lag``: the human's completion lag in steps) and Task Offloading."""
+    cols = ["first_interaction", "extra_planning", "action_success", "planning_cycles", "mention_ratio", "finished_at"]
+    short = {"first_interaction": "first", "extra_planning": "extra", "action_success": "AS",
+             "planning_cycles": "cycles", "mention_ratio": "mention", "finished_at": "finished"}
+    w = roles.pivot(index=_KEYS, columns="agent", values=cols)
+    out = pd.DataFrame(index=w.index)
+    for c in cols:
+        for agent, s in AGENTS.items():
+            out[f"{short[c]}_{s}"] = w[(c, agent)] if (c, agent) in w.columns else math.nan
+    out = out.reset_index()
+    out["first_gap"] = out["first_H"] - out["first_R"]
+    out["extra_gap"] = 100 * (out["extra_H"] - out["extra_R"])
+    out["lag"] = out["finished_H"] - out["finished_R"]
+    out = out.merge(C[[*_KEYS, "offloading", "n"]], on=_KEYS, how="left")
+    return _sorted(out)
+
+
+#: What :func:`role_counts` counts: ``(what holds, what the value column measures, the paper's count)``
+#: (§4.3, §A.3.2; the paper's 32 runs are 4 planners x 8 partial-observability conditions).
+ROLE_COUNTS: dict[str, tuple[str, str, str]] = {
+    "robot_first": ("the robot's first object interaction comes earlier", "first_H - first_R, steps", "28 of 32"),
+    "human_more_extra_planning": ("the human has more Extra Planning", "extra_H - extra_R, points", "25 of 32"),
+    "offloading_over_half": ("Task Offloading exceeds 50%", "offloading", "32 of 32"),
+    "robot_as_at_least": ("the robot's Action Success is at least the human's", "AS_R - AS_H, points", "28 of 32"),
+    "robot_more_cycles": ("the robot plans more cycles", "cycles_R - cycles_H", "planner-dependent"),
+    "human_mentions_more": ("the human mentions the partner more often (without OANA)",
+                            "mention_H - mention_R, points", "16 of 16"),
+}
+
+
+def role_counts(asym: pd.DataFrame) -> pd.DataFrame:
+    """Per backend and asymmetry of :data:`ROLE_COUNTS`: in ``k`` of ``n`` partial-observability
+    conditions it holds (``human_mentions_more``: of the conditions without OANA), and the mean,
+    lowest and highest ``value`` (the gap it rests on, or Task Offloading) over them."""
+    rows = []
+    for b, g in asym[asym["observability"] == "partial"].groupby("backend", sort=False):
+        off = g[~g["oana"].astype(bool)]
+        checks = {
+            "robot_first": (g["first_R"] < g["first_H"], g["first_gap"]),
+            "human_more_extra_planning": (g["extra_H"] > g["extra_R"], g["extra_gap"]),
+            "offloading_over_half": (g["offloading"] > 0.5, g["offloading"]),
+            "robot_as_at_least": (g["AS_R"] >= g["AS_H"], 100 * (g["AS_R"] - g["AS_H"])),
+            "robot_more_cycles": (g["cycles_R"] > g["cycles_H"], g["cycles_R"] - g["cycles_H"]),
+            "human_mentions_more": (off["mention_H"] > off["mention_R"], 100 * (off["mention_H"] - off["mention_R"])),
+        }
+        for key, (holds, value) in checks.items():
+            value = value.astype(float)
+            valid = value.notna()
+            label, measure, paper = ROLE_COUNTS[key]
+            rows.append({"backend": b, "asymmetry": key, "label": label, "k": int((holds & valid).sum()),
+                         "n": int(valid.sum()), "value": measure, "mean": _mean(value),
+                         "low": float(value.min()) if valid.any() else math.nan,
+                         "high": float(value.max()) if valid.any() else math.nan, "paper": paper})
+    return pd.DataFrame(rows, columns=["backend", "asymmetry", "label", "k", "n", "value", "mean", "low", "high",
+                                       "paper"])
+
+
+# -- partner prediction (§4.4, §4.5) --------------------------------------------------------------------
+
+def _call(text: Any) -> Any:
+    if not isinstance(text, str):
+        return None
+    try:
+        return parse_call(text)
+    except ValueError:
+        return None
+
+
+def prediction_frames(E: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
+    """One row per backend x OANA condition x agent x target (``union``, ``strict``) with
+    :data:`PREDICTION_RATES` (fractions) and ``n`` predictions, pooled over every scored prediction
+    of the condition (as :mod:`.metrics` scores an episode's: a cycle counts when it carries a
+    prediction or a target)."""
+    cols = [*_KEYS, "agent", "target", *PREDICTION_RATES, "n"]
+    need = {"prediction", "pred_current", "pred_next", "episode_key", "role"}
+    if not len(steps) or not need <= set(steps.columns):
+        return pd.DataFrame(columns=cols)
+    s = steps.loc[steps["prediction"].notna() | steps["pred_current"].notna() | steps["pred_next"].notna(),
+                  ["episode_key", "role", "prediction", "pred_current", "pred_next"]]
+    s = s.merge(E[["episode_key", *_KEYS]], on="episode_key", how="inner")
+    if not len(s):
+        return pd.DataFrame(columns=cols)
+    records = [{**{k: getattr(r, k) for k in _KEYS}, "agent": r.role, "prediction": _call(r.prediction),
+                "current": _call(r.pred_current), "next": _call(r.pred_next)} for r in s.itertuples()]
+    rows = []
+    for r in prediction_table(records, by=(*_KEYS, "agent")):
+        for target in ("union", "strict"):
+            rows.append({**{k: r[k] for k in (*_KEYS, "agent")}, "target": target,
+                         **{m: r[f"{target}_{m}"] for m in PREDICTION_RATES}, "n": r[f"{target}_n"]})
+    return _sorted(pd.DataFrame(rows, columns=cols))
+
+
+def _prediction_gain(pred: pd.DataFrame) -> pd.DataFrame:
+    """Union target: each context's gain over the object-only baseline (same observability and
+    agent), in points: ``d_type_acc``, ``d_cond_principal``, ``d_principal_acc``."""
+    cols = ["backend", "observability", "context", "agent", "d_type_acc", "d_cond_principal", "d_principal_acc"]
+    rows = []
+    for (b, obs, agent), g in pred.groupby(["backend", "observability", "agent"], sort=False):
+        base = g[g["context"] == "Obj"]
+        if not len(base):
+            continue
+        for r in g[g["context"] != "Obj"].itertuples():
+            rows.append({"backend": b, "observability": obs, "context": r.context, "agent": agent,
+                         **{f"d_{m}": 100 * (getattr(r, m) - float(base[m].iloc[0]))
+                            for m in ("type_acc", "cond_principal", "principal_acc")}})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _strict_gap(union: pd.DataFrame, strict: pd.DataFrame) -> pd.DataFrame:
+    """Per cell: union − strict in points for every rate, and ``type_rel`` (the relative drop of
+    Action Type accuracy, gap / union)."""
+    keys = [*_KEYS, "agent"]
+    m = union.merge(strict, on=keys, suffixes=("_union", "_strict"))
+    out = m[keys].copy()
+    for r in PREDICTION_RATES:
+        out[f"{r}_gap"] = 100 * (m[f"{r}_union"] - m[f"{r}_strict"])
+    out["type_union"], out["type_strict"] = m["type_acc_union"], m["type_acc_strict"]
+    out["type_rel"] = (m["type_acc_union"] - m["type_acc_strict"]) / m["type_acc_union"].where(m["type_acc_union"] > 0)
+    return _sorted(out)
+
+
+def _prediction_means(union: pd.DataFrame, strict: pd.DataFrame, gap: pd.DataFrame) -> pd.DataFrame:
+    """Per backend and observability: means over the condition x agent cells of Action Type,
+    conditional all-parameter and type-given-all accuracy under both targets, the mean gap
+    (points), the mean relative drop, and in how many cells strict Action Type is lower."""
+    rows = []
+    for (b, obs), u in union.groupby(["backend", "observability"], sort=False):
+        s = strict[(strict["backend"] == b) & (strict["observability"] == obs)]
+        gp = gap[(gap["backend"] == b) & (gap["observability"] == obs)]
+        rows.append({"backend": b, "observability": obs, "cells": len(u),
+                     **{f"{m}_{t}": _mean(x[m]) for t, x in (("union", u), ("strict", s))
+                        for m in ("type_acc", "cond_principal", "cond_all", "type_given_all")},
+                     "type_gap": _mean(gp["type_acc_gap"]), "type_rel": _mean(gp["type_rel"]),
+                     "cond_all_gap": _mean(gp["cond_all_gap"]),
+                     "cells_lower": int((gp["type_acc_gap"] > 0).sum())})
+    cols = ["backend", "observability", "cells", *[f"{m}_{t}" for t in ("union", "strict") for m in
+                                                   ("type_acc", "cond_principal", "cond_all", "type_given_all")],
+            "type_gap", "type_rel", "cond_all_gap", "cells_lower"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+# -- full observability (§4.5) --------------------------------------------------------------------------
+
+def full_vs_partial(C: pd.DataFrame, asym: pd.DataFrame) -> pd.DataFrame:
+    """Per backend, context (Obj, OAS) and OANA setting: partial against full observability:
+    ``steps_*``, ``steps_ratio`` (full / partial) and ``steps_cut`` (1 − ratio), ``EE_*`` and
+    ``EE_retained`` (full / partial), ``SR_*``, ``PC_*`` and the human's completion lag ``lag_*``."""
+    rows = []
+    lag = asym.set_index(["backend", "condition"])["lag"] if len(asym) else pd.Series(dtype=float)
+    for b, g in C.groupby("backend", sort=False):
+        by = g.set_index("condition")
+        for o in (False, True):
+            for c in FULL_CONTEXTS:
+                p, f = condition_name(c, o), condition_name(c, o, "full")
+                if p not in by.index or f not in by.index:
+                    continue
+                r = {"backend": b, "context": c, "oana": o, "partial": p, "full": f}
+                for m in ("steps", "EE", "SR", "PC"):
+                    r[f"{m}_partial"], r[f"{m}_full"] = float(by.at[p, m]), float(by.at[f, m])
+                r["steps_ratio"] = r["steps_full"] / r["steps_partial"] if r["steps_partial"] else math.nan
+                r["steps_cut"] = 1 - r["steps_ratio"]
+                r["EE_retained"] = r["EE_full"] / r["EE_partial"] if r["EE_partial"] else math.nan
+                r["lag_partial"] = float(lag.get((b, p), math.nan))
+                r["lag_full"] = float(lag.get((b, f), math.nan))
+                rows.append(r)
+    return pd.DataFrame(rows, columns=["backend", "context", "oana", "partial", "full", "steps_partial", "steps_full",
+                                       "steps_ratio", "steps_cut", "EE_partial", "EE_full", "EE_retained", "SR_partial",
+                                       "SR_full", "PC_partial", "PC_full", "lag_partial", "lag_full"])
+
+
+# -- the paper's layouts ----------------------------------------------------------------------------------
+
+_PERCENT = {"SR", "PC", "PC_failed", "PC_SR_gap", "EE", "AS", "offloading", "mention_R", "mention_H", "AS_R", "AS_H",
+            "extra_planning", "action_success", "mention_ratio", *PREDICTION_RATES}
+
+
+def _pct(t: pd.DataFrame) -> pd.DataFrame:
+    t = t.copy()
+    for c in t.columns:
+        name = c[-1] if isinstance(c, tuple) else c
+        if name in _PERCENT:
+            t[c] = 100 * t[c].astype(float)
+    return t
+
+
+def wide(R: Report, name: str) -> pd.DataFrame:
+    """A result table in the paper's layout, rates in percent, rounded: ``outcomes`` and
+    ``full_outcomes`` as Table 3 (contexts as rows, without / with OANA as column groups),
+    ``prediction`` and ``prediction_strict`` as Table 2 (contexts as rows, robot / human as column
+    groups), ``roles`` with robot / human as column groups; any other table rounded."""
+    t = R.tables[name]
+    if name in ("outcomes", "full_outcomes"):
+        metrics = ["SR", "PC", "PC_failed", "steps", "cycles", "EE", "mention_R", "mention_H", "AS_R", "AS_H"]
+        t = t.assign(OANA=t["oana"].map({False: "w/o OANA", True: "OANA"}))
+        w = t.pivot(index=["backend", "context"], columns="OANA", values=metrics).swaplevel(0, 1, axis=1)
+        groups = [g for g in ("w/o OANA", "OANA") if g in set(t["OANA"])]
+        ctxs = [c for c in CONTEXTS if c in set(t["context"])]
+        w = w.reindex(columns=pd.MultiIndex.from_product([groups, metrics]))
+        w = w.reindex(pd.MultiIndex.from_tuples([(b, c) for b in dict.fromkeys(t["backend"]) for c in ctxs],
+                                                names=["backend", "context"]))
+        return _pct(w).round(1)
+    if name in ("prediction", "prediction_strict", "roles"):
+        metrics = list(PREDICTION_RATES) if name != "roles" else [
+            "first_interaction", "extra_planning", "action_success", "planning_cycles", "mention_ratio", "finished_at"]
+        index = ["backend", "observability", "context"] if name != "roles" else ["backend", "condition"]
+        w = t.pivot(index=index, columns="agent", values=metrics).swaplevel(0, 1, axis=1)
+        w = w.reindex(columns=pd.MultiIndex.from_product([[a for a in AGENTS if a in set(t["agent"])], metrics]))
+        w = w.reindex(pd.MultiIndex.from_frame(t[index].drop_duplicates()))
+        return _pct(w).round(1)
+    return t.round(3)
+
+
+# -- reading a run ------------------------------------------------------------------------------------------
+
+def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: dict[str, Any]) -> Report:
+    """Notebook 07's tables (see the module docstring) and findings from a run's frames; the
+    analysis tail's table is ``channel_tests`` (``P["n_resamples"]`` resamples)."""
+    if not len(episodes) or "condition" not in episodes.columns:
+        raise ValueError("episodes: this run has no finished episode to read (see its failures.jsonl)")
+    E = episode_frame(episodes)
+    b = backend_of(E)
+    R = Report(b, len(E), unit="episodes (task x condition x run)")
+    T = R.tables
+    C = condition_table(E)
+    T["outcomes"] = _outcomes(C, "partial")
+    T["full_outcomes"] = _outcomes(C, "full")
+    T["channel_effects"] = channel_effects(C)
+    T["directions"] = directions(T["channel_effects"])
+    T["roles"] = roles_table(E)
+    T["asymmetry"] = asymmetry_table(T["roles"], C)
+    T["role_counts"] = role_counts(T["asymmetry"])
+    pred = prediction_frames(E, steps)
+    T["prediction"] = pred[pred["target"] == "union"].drop(columns="target").reset_index(drop=True)
+    T["prediction_strict"] = pred[pred["target"] == "strict"].drop(columns="target").reset_index(drop=True)
+    T["prediction_gain"] = _prediction_gain(T["prediction"][T["prediction"]["observability"] == "partial"])
+    T["strict_gap"] = _strict_gap(T["prediction"], T["prediction_strict"])
+    T["prediction_means"] = _prediction_means(T["prediction"], T["prediction_strict"], T["strict_gap"])
+    T["full_vs_partial"] = full_vs_partial(C, T["asymmetry"])
+    T["channel_tests"] = channel_tests(E, int(P["n_resamples"]))
+    for backend in dict.fromkeys(E["backend"].astype(str)):
+        for name, fs in _sections(T, backend).items():
+            R.sections.setdefault(name, []).extend(fs)
+    return R
+
+
+def _sections(T: dict[str, pd.DataFrame], b: str) -> dict[str, list[Any]]:
+    """The findings about backend ``b``, by notebook section."""
+    ce = T["channel_effects"]
+    return {
+        "outcomes": [F.ke_shortens_episodes(ce, b), F.oas_reduces_effort(ce, b), F.most_efficient_context(T["outcomes"], b),
+                     F.ke_without_oas(ce, b), F.oana_lowers_success(ce, b), F.oana_raises_mentions(ce, b),
+                     F.oana_effort(ce, b), F.completion_gap_widens(ce, b)],
+        "channels": [F.channel_directions(T["directions"], ch, b) for ch in ("OAS", "KE", "OANA", "Full")
+                     if ((T["directions"]["channel"] == ch) & (T["directions"]["backend"] == b)).any()],
+        "roles": F.role_asymmetries(T["role_counts"], T["asymmetry"], b),
+        "prediction": [F.context_helps_type_more(T["prediction_gain"], b), F.combined_context_tops(T["prediction"], b),
+                       F.parameter_bottleneck(T["prediction_means"], b)],
+        "strict": [F.strict_lowers_type(T["prediction_means"], T["strict_gap"], b),
+                   F.conditionals_hold(T["prediction_means"], b)],
+        "full_obs": [F.full_obs_shortens(T["full_vs_partial"], b), F.effort_remains(T["full_vs_partial"], b),
+                     F.oana_under_full_obs(ce, b), F.oas_under_full_obs(ce, b)],
+        "tail": [F.tested_effects(T["channel_tests"], b)],
+    }
+
+
+# -- the analysis tail ------------------------------------------------------------------------------------
+
+def channel_tests(E: pd.DataFrame, n_resamples: int = 10_000) -> pd.DataFrame:
+    """Each channel on against off with the other channels held fixed (:data:`CHANNEL_PAIRS`),
+    per backend, paired by task (``unit``) and run: for each of :data:`TEST_OUTCOMES` the mean
+    paired difference on − off with a paired bootstrap 95% CI and the sign-flip permutation p,
+    and the Hodges-Lehmann pseudomedian with Wilcoxon's p; ``p_adjusted`` is Holm's within each
+    backend, channel, outcome and test."""
+    cols = ["backend", "channel", "on", "off", "held", "outcome", "test", "estimand", "estimate", "ci_low", "ci_high",
+            "p_value", "p_adjusted", "n", "note"]
+    out = []
+    for b, g in E.groupby("backend", sort=False):
+        g = g.assign(success=g["success"].astype(float))
+        pairs = channel_pairs(set(g["condition"]))
+        for channel in dict.fromkeys(p[0] for p in pairs):
+            mine = [p for p in pairs if p[0] == channel]
+            t = compare(g, "condition", list(TEST_OUTCOMES), ["unit", "run"], [(on, off) for _, off, on, _ in mine],
+                        ("sign_flip", "wilcoxon"), cluster_col="unit", n_resamples=n_resamples,
+                        n_permutations=n_resamples)
+            held = {f"{on} vs {off}": (on, off, h) for _, off, on, h in mine}
+            t["on"], t["off"], t["held"] = zip(*(held[c] for c in t["contrast"]))
+            out.append(t.assign(backend=b, channel=channel))
+    if not out:
+        return pd.DataFrame(columns=cols)
+    res = pd.concat(out, ignore_index=True)[cols]
+    res["n"] = res["n"].astype(int)
+    return res.replace({np.inf: math.nan})
