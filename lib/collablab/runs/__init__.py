@@ -14,11 +14,11 @@ are kept, failed ones retried. CLI: ``python -m collablab.runs --help``.
 from .grid import canonical_json, default_run_id, episode_key, expand_grid, normalize_specs
 from .load import load_failures, load_run
 from .manifest import read_manifest
-from .notebook import notebook_parameters
+from .notebook import notebook_parameters, run_notebook_grid
 from .registry import studies, study_fn
 from .runner import RunResult, run_grid
 from .store import RunLockedError
 
 __all__ = ["RunLockedError", "RunResult", "canonical_json", "default_run_id", "episode_key", "expand_grid",
            "load_failures", "load_run", "normalize_specs", "notebook_parameters", "read_manifest", "run_grid",
-           "studies", "study_fn"]
+           "run_notebook_grid", "studies", "study_fn"]

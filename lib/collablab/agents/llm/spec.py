@@ -58,6 +58,26 @@ def backend_label(provider: str | None, base_url: str | None, model: str) -> str
     return f"{provider_of(provider, base_url)}:{model}"
 
 
+def check_endpoint_keys(s: Mapping[str, Any]) -> None:
+    """Reject bad single-endpoint keys of a resolved spec, the ones every study with one endpoint
+    shares: ``base_url``, ``provider``, ``api_key_env``, ``llm_cache_mode``, ``temperature``,
+    ``llm_timeout_s`` (ValueError naming the key and the allowed values)."""
+    url = s["base_url"]
+    if url is not None and not (isinstance(url, str) and re.match(r"^https?://", url)):
+        raise ValueError(f"base_url: {url!r} must start with http:// or https://")
+    if s["provider"] not in PROVIDERS:
+        raise ValueError(f"provider: {s['provider']!r} is not allowed; allowed: {', '.join(PROVIDERS)}")
+    check_key_env_name(s["api_key_env"])
+    if s["llm_cache_mode"] is not None and s["llm_cache_mode"] not in CACHE_MODES:
+        raise ValueError(f"llm_cache_mode: {s['llm_cache_mode']!r} is not allowed; allowed: {', '.join(CACHE_MODES)}")
+    t = s["temperature"]
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2:
+        raise ValueError(f"temperature: must be a number in [0, 2], got {t!r}")
+    v = s["llm_timeout_s"]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+        raise ValueError(f"llm_timeout_s: must be a positive number, got {v!r}")
+
+
 def check_llm_spec(s: Mapping[str, Any]) -> None:
     """Reject bad LLM keys of a resolved spec (ValueError naming the key and allowed values)."""
     n = s["n_agents"]

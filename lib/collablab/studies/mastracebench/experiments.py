@@ -22,9 +22,7 @@ from typing import Any
 import pandas as pd
 
 from ...analysis.findings import backend_of
-from ...runs import canonical_json, default_run_id, load_run, run_grid
-from ...runs.fingerprint import code_fingerprint
-from ...runs.paths import outputs_dir
+from ...runs import canonical_json, run_notebook_grid
 from .spec import DEFAULTS, DYNAMIC_TASKS, STATIC_TASKS, TASK_ORDER, instance_count, trajectories_of, validate
 from .trajectory import EpisodeResult, Trajectory
 
@@ -122,14 +120,7 @@ def run_notebook(P: Params) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     grid = specs(P)
     if not grid:
         raise ValueError("tasks/n_units: this run has no unit to run; name a task with n_units > 0")
-    run_id = P.get("run_id") or f"{default_run_id(grid, FN)}-{code_fingerprint()}"
-    res = run_grid(grid, fn=FN, study=NOTEBOOK, run_id=run_id, out_root=outputs_dir(), workers=P["workers"],
-                   params={**P, "spec_defaults": DEFAULTS}, backend=P["backend"], validate=validate)
-    if res.failures:
-        print(f"{len(res.failures)} unit(s) failed (not scored; a rerun retries them), e.g. "
-              f"{res.failures[0].get('error_type')}: {res.failures[0].get('error')}")
-    episodes, steps = load_run(res.run_dir)
-    return episodes, steps, str(res.run_dir)
+    return run_notebook_grid(grid, fn=FN, notebook=NOTEBOOK, P=P, spec_defaults=DEFAULTS, validate=validate)
 
 
 class Records:

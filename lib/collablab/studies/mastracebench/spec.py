@@ -45,8 +45,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ...agents.llm import PROVIDERS, backend_label, per_agent, provider_of
-from ...llm import CACHE_MODES, EndpointSpec, LLMClient, ResponseCache, check_key_env_name
+from ...agents.llm import backend_label, check_endpoint_keys, per_agent, provider_of
+from ...llm import EndpointSpec, LLMClient, ResponseCache
 from . import episodes as EP
 from .llm_backend import LLMBackend
 from .methods import METHODS, MethodConfig, run
@@ -173,18 +173,7 @@ def _check_llm(s: dict[str, Any]) -> None:
         if not isinstance(s["models"], str) or not all(m.strip() for m in s["models"].split(",")):
             raise ValueError(f"models: one model name per proposer, comma-separated (e.g. 'a,b,c'), got {s['models']!r}")
         per_agent(s["models"], s["proposers"], "models")
-    if s["base_url"] is not None and not (isinstance(s["base_url"], str) and s["base_url"].startswith(("http://", "https://"))):
-        raise ValueError(f"base_url: {s['base_url']!r} must start with http:// or https://")
-    _choice(s, "provider", PROVIDERS)
-    check_key_env_name(s["api_key_env"])
-    if s["llm_cache_mode"] is not None:
-        _choice(s, "llm_cache_mode", CACHE_MODES)
-    t = s["temperature"]
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2:
-        raise ValueError(f"temperature: must be a number in [0, 2], got {t!r}")
-    v = s["llm_timeout_s"]
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
-        raise ValueError(f"llm_timeout_s: must be a positive number, got {v!r}")
+    check_endpoint_keys(s)
 
 
 def validate(spec: dict[str, Any]) -> None:

@@ -18,9 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ...analysis.findings import backend_of
-from ...runs import default_run_id, load_run, run_grid
-from ...runs.fingerprint import code_fingerprint
-from ...runs.paths import outputs_dir
+from ...runs import run_notebook_grid
 from .conformance import CONDITIONS
 from .episode import Channels
 from .spec import DEFAULTS, validate
@@ -95,14 +93,7 @@ def run_notebook(P: Params) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     grid = specs(P)
     if not grid:
         raise ValueError("conditions/runs: this run has no unit to run; name at least one condition and run")
-    run_id = P.get("run_id") or f"{default_run_id(grid, FN)}-{code_fingerprint()}"
-    res = run_grid(grid, fn=FN, study=NOTEBOOK, run_id=run_id, out_root=outputs_dir(), workers=P["workers"],
-                   params={**P, "spec_defaults": DEFAULTS}, backend=P["backend"], validate=validate)
-    if res.failures:
-        print(f"{len(res.failures)} unit(s) failed (not scored; a rerun retries them), e.g. "
-              f"{res.failures[0].get('error_type')}: {res.failures[0].get('error')}")
-    episodes, steps = load_run(res.run_dir)
-    return episodes, steps, str(res.run_dir)
+    return run_notebook_grid(grid, fn=FN, notebook=NOTEBOOK, P=P, spec_defaults=DEFAULTS, validate=validate)
 
 
 def episode_frame(episodes: pd.DataFrame) -> pd.DataFrame:

@@ -30,8 +30,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ...agents.llm import PROVIDERS, backend_label, per_agent, provider_of
-from ...llm import CACHE_MODES, EndpointSpec, LLMClient, ResponseCache, check_key_env_name
+from ...agents.llm import backend_label, check_endpoint_keys, per_agent, provider_of
+from ...llm import EndpointSpec, LLMClient, ResponseCache
 from .calls import ToolCall
 from .episode import Channels, Decision, Observation, Planner, run_episode
 from .metrics import agent_metrics, classify, task_entities
@@ -126,19 +126,8 @@ def _check_llm(s: dict[str, Any]) -> None:
         if not isinstance(s["models"], str):
             raise ValueError(f"models: 'robot_model,human_model', got {s['models']!r}")
         per_agent(s["models"], 2, "models")
-    if s["base_url"] is not None and not (isinstance(s["base_url"], str) and s["base_url"].startswith(("http://", "https://"))):
-        raise ValueError(f"base_url: {s['base_url']!r} must start with http:// or https://")
-    _choice(s, "provider", PROVIDERS)
     _choice(s, "constrained", CONSTRAINED)
-    check_key_env_name(s["api_key_env"])
-    if s["llm_cache_mode"] is not None:
-        _choice(s, "llm_cache_mode", CACHE_MODES)
-    t = s["temperature"]
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2:
-        raise ValueError(f"temperature: must be a number in [0, 2], got {t!r}")
-    v = s["llm_timeout_s"]
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
-        raise ValueError(f"llm_timeout_s: must be a positive number, got {v!r}")
+    check_endpoint_keys(s)
 
 
 def channels_of(s: dict[str, Any]) -> Channels:
