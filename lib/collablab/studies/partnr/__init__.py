@@ -7,7 +7,8 @@ robot planner on PARTNR's skills, tasks and evaluation, in our household world.
 - ``evaluation``: propositions, dependencies, constraints, percent complete and success as
   PARTNR's evaluation document defines them;
 - ``tasks`` and ``templates``: task records with PARTNR's field names, their loader, a seeded
-  generator and the instruction templates;
+  generator and PARTNR's instruction templates (``instructions``: the clause grammar that
+  compiles them, ``house_map``: their rooms and furniture in our houses);
 - ``episode``: the concurrent decentralized episode with the OAS, KE and OANA channels and the
   full-observability control;
 - ``offline`` (heuristic planner, labelled as such) and ``llm_planner`` (PARTNR's zero-shot
