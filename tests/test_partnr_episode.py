@@ -292,3 +292,31 @@ def test_world_rejects_bad_objects():
         World(t.scene, [{"handle": "cup_9", "class": "cup", "furniture": next(iter(t.world().furniture)), "relation": "under"}])
     with pytest.raises(ValueError, match="object_states"):
         World(t.scene, states={"is_shiny": {}})
+
+
+def test_every_room_has_a_floor_to_put_things_on():
+    from collablab.studies.partnr.evaluation import Proposition, evaluate_proposition
+
+    _, w, h, b, sk = _skills_world()
+    room = w.objects[h].room
+    floor = f"floor_{room}"
+    assert w.furniture[floor].cls == "floor" and {f"floor_{r}" for r in w.room_box} <= set(w.furniture)
+    assert not w.on_floor(h)
+    assert _run(sk.plan(0, "robot", ToolCall("Pick", (h,)), b[0]))[0] is None
+    other = next(r for r in w.room_box if r != room)
+    err, _ = _run(sk.plan(0, "robot", ToolCall("Place", (h, "on", f"floor_{other}")), b[0]))
+    assert err == f"Place failed: you are not in {other}; navigate there first"
+    assert _run(sk.plan(0, "robot", ToolCall("Place", (h, "on", floor)), b[0]))[0] is None
+    assert w.on_floor(h) and w.position(h) == w.agent_pos[0]  # dropped at the agent's feet
+    assert evaluate_proposition(Proposition("is_on_floor", {"object_handles": [h]}), w).is_satisfied
+    explore = sk.plan(0, "robot", ToolCall("Explore", (room,)), b[0])
+    stops = sum(1 for p in explore.phases if p.kind == "look")
+    assert stops == 1 + sum(1 for f in w.furniture.values() if f.room == room and f.cls != "floor")
+
+
+def test_offline_planners_put_objects_on_the_floor():
+    rec = generate_task(0, "rearrange")
+    rec["evaluation_propositions"] = [{"function_name": "is_on_floor",
+                                       "args": {"object_handles": [next(iter(rec["name_to_receptacle"]))]}}]
+    res = run_episode(load_task(rec), offline(), Channels(oas=True, ke=True))
+    assert res.success

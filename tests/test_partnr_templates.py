@@ -19,7 +19,7 @@ import pytest
 from collablab.studies.partnr.evaluation import Evaluator, Proposition, TaskEvaluation
 from collablab.studies.partnr.tasks import load_task, scene_for
 from collablab.studies.partnr.templates import (REGION_ROOMS, compile_instruction, instantiate, load_templates,
-                                                lowest_surface, region_rooms, resolve_furniture)
+                                                region_rooms, resolve_furniture)
 from collablab.studies.partnr.world import World, instance_class
 
 REF = Path(__file__).resolve().parents[2] / "shared/reference/partnr/20_val_object_states.json"
@@ -238,10 +238,7 @@ def test_template_5_floor_wardrobe_lamp_off_make_sure(records):
     assert r["evaluation_constraints"] == [
         {"type": "TerminalSatisfactionConstraint", "args": {"proposition_indices": [2], "n_propositions": 3}}]
     assert r["object_states"] == {"is_clean": {"wardrobe_0": False}, "is_powered_on": {"lamp_0": True}}
-    world = World(scene_for("apartment:0:0"))
-    low = lowest_surface(world, "living_room_0")
-    assert low == "table_0"  # the coffee table stands in for the floor
-    assert all(r["name_to_receptacle"][h] == f"{low}|on" for h in toys)
+    assert all(r["name_to_receptacle"][h] == "floor_living_room_0|on" for h in toys)  # the toys start on the floor
 
 
 def test_template_6_take_then_wash_in_the_kitchen(records):

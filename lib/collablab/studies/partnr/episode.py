@@ -37,7 +37,7 @@ from .calls import ToolCall
 from .evaluation import Evaluator, evaluate_proposition
 from .skills import ROLE_TOOLS, Plan, Skills
 from .tasks import Task
-from .world import Beliefs, Point, World
+from .world import FLOOR, Beliefs, Point, World
 
 ROLES = ("robot", "human")
 ELSEWHERE = "Acting in another room."
@@ -221,7 +221,8 @@ class Episode:
             return None
         p = self.pos_now(b)
         w = self.world
-        near = min(w.furniture.values(), key=lambda f: horizontal_distance(p, f.centre), default=None)
+        near = min((f for f in w.furniture.values() if f.cls != FLOOR), key=lambda f: horizontal_distance(p, f.centre),
+                   default=None)
         near_h = near.handle if near is not None and horizontal_distance(p, near.centre) <= near.half_extent + 1.0 else None
         r = self.running[b]
         action = r.plan.call.text() if r is not None and not self.done[b] else None

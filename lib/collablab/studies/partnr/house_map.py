@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from .world import World, instance_class
+from .world import FLOOR, World, instance_class
 
 __all__ = ["FALLBACK_ROOMS", "FURNITURE_FALLBACK", "FURNITURE_WORDS", "REGION_ROOMS", "furniture_class",
-           "furniture_of_class", "lowest_surface", "region_rooms", "resolve_furniture"]
+           "furniture_of_class", "region_rooms", "resolve_furniture"]
 
 # -- the tables ------------------------------------------------------------------------------
 #: Template region type -> room types tried in order (see the docstring of :mod:`.templates`).
@@ -90,7 +90,7 @@ def region_rooms(region: str, world: World) -> list[str]:
 def _placeable(world: World, rooms: Iterable[str] | None) -> list[str]:
     rs = None if rooms is None else set(rooms)
     return [h for h, f in world.furniture.items()
-            if f.surface and not f.faucet and f.cls not in _NO_PLACE and (rs is None or f.room in rs)]
+            if f.surface and not f.faucet and f.cls not in _NO_PLACE and f.cls != FLOOR and (rs is None or f.room in rs)]
 
 
 def furniture_of_class(world: World, cls: str, rooms: Iterable[str] | None) -> list[str]:
@@ -110,21 +110,6 @@ def resolve_furniture(world: World, cls: str, rooms: Sequence[str] | None = None
     if not hs:
         raise ValueError(f"no furniture for {cls!r} in {', '.join(rooms) if rooms else 'the house'}")
     return hs[:1], world.furniture[hs[0]].cls
-
-
-def lowest_surface(world: World, room: str) -> str:
-    """The floor's stand-in: the surface of ``room`` with the lowest top (scene bounding boxes)."""
-    hs = _placeable(world, [room]) or resolve_furniture(world, "table", [room])[0]
-
-    def top(h: str) -> float:
-        f = world.furniture[h]
-        bb = world.scene.nodes.get(f.node_id, {}).get("bounding_box") if f.node_id is not None else None
-        try:
-            return float(bb["center"][1]) + abs(float(bb["size"][1])) / 2
-        except (TypeError, KeyError, IndexError, ValueError):
-            return float("inf")
-
-    return min(hs, key=lambda h: (top(h), hs.index(h)))
 
 
 def furniture_class(name: str) -> str:

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from .evaluation import TaskEvaluation
-from .house_map import (FURNITURE_WORDS, REGION_ROOMS, furniture_class, furniture_of_class, lowest_surface,
+from .house_map import (FURNITURE_WORDS, REGION_ROOMS, furniture_class, furniture_of_class,
                         region_rooms, resolve_furniture)
 from .world import World, affordances, instance_class
 
@@ -281,8 +281,7 @@ class _Compiler:
                 self.room_map[region] = room
                 for name in entry["furniture_names"]:
                     cls = furniture_class(name)
-                    hs = [lowest_surface(self.world, room)] if cls == "floor" else resolve_furniture(
-                        self.world, cls, [room])[0]
+                    hs = resolve_furniture(self.world, cls, [room])[0]  # "floor": the room's floor
                     cands += [h for h in hs if h not in cands]
             group = by_classes.get(classes)
             if group is None:

@@ -32,9 +32,9 @@ from ...world.views import horizontal_distance
 from .calls import ToolCall
 from .episode import Decision, Observation
 from .skills import REACH_M
-from .world import Beliefs, Point, World
+from .world import FLOOR, Beliefs, Point, World
 
-RELOCATE = ("is_on_top", "is_inside", "is_in_room")
+RELOCATE = ("is_on_top", "is_inside", "is_in_room", "is_on_floor")
 STATES = {"is_clean": ("is_clean", True, "Clean"), "is_dirty": ("is_clean", False, None),
           "is_filled": ("is_filled", True, "Fill"), "is_empty": ("is_filled", False, None),
           "is_powered_on": ("is_powered_on", True, "PowerOn"), "is_powered_off": ("is_powered_on", False, "PowerOff")}
@@ -130,8 +130,10 @@ class OfflinePlanner:
                 handles = list(args.get("object_handles", []))
                 if fn == "is_in_room":
                     rooms = set(args.get("room_ids", []))
-                    dest = [f.handle for f in w.furniture.values() if f.room in rooms and f.surface]
+                    dest = [f.handle for f in w.furniture.values() if f.room in rooms and f.surface and f.cls != FLOOR]
                     rel = "on"
+                elif fn == "is_on_floor":
+                    dest, rel = [f.handle for f in w.furniture.values() if f.cls == FLOOR], "on"
                 else:
                     dest = list(args.get("receptacle_handles", []))
                     rel = "on" if fn == "is_on_top" else "within"
@@ -168,6 +170,8 @@ class OfflinePlanner:
             return False
         if fn == "is_in_room":
             return r.room in set(args.get("room_ids", []))
+        if fn == "is_on_floor":
+            return w.furniture[r.place[1]].cls == FLOOR
         rel = "on" if fn == "is_on_top" else "within"
         return r.place[0] == rel and r.place[1] in set(args.get("receptacle_handles", []))
 
@@ -275,7 +279,9 @@ class OfflinePlanner:
             for n in needs:
                 if n.dest and held in n.candidates:
                     dest = self._nearest(w, b, p, n.dest) or n.dest[0]
-                    if _dist(w, p, dest, b) > REACH_M:
+                    far = (w.room_at(p) != w.furniture[dest].room if w.furniture[dest].cls == FLOOR
+                           else _dist(w, p, dest, b) > REACH_M)
+                    if far:
                         return ToolCall("Navigate", (dest,)), f"I bring {held} to {dest}."
                     f = w.furniture[dest]
                     if n.relation == "within" and not dict([(k, v[0]) for k, v in b.furniture_open.items()]).get(dest, True):
@@ -286,7 +292,8 @@ class OfflinePlanner:
                         else ("on" if f.surface else "within")
                     return (ToolCall("Place", (held, rel, dest, "next_to" if ref else "None", ref or "None")),
                             f"I place {held} on {dest}.")
-            spot = self._nearest(w, b, p, [f.handle for f in w.furniture.values() if f.surface and f.room == obs.room])
+            spot = self._nearest(w, b, p, [f.handle for f in w.furniture.values()
+                                           if f.surface and f.room == obs.room and f.cls != FLOOR])
             return ToolCall("Place", (held, "on", spot or next(iter(w.furniture)), "None", "None")), f"I put {held} down."
         # hands free: state changes in place, then objects to fetch
         options: list[tuple[float, ToolCall, str]] = []

@@ -18,7 +18,8 @@ Step costs (PARTNR's configs where they give one, our decisions otherwise):
 - Clean and Fill: a seeded 10-15 steps, Pour, PowerOn, PowerOff: 2-3 steps
   (``oracle_skill_duration_range``), in place: within :data:`REACH_M` of the object, and near a
   faucet (a sink or bathtub within :data:`REACH_M`) for Fill and for objects cleaned under a
-  faucet; Pour empties the held container into the target;
+  faucet; Pour empties the held container into the target; an object put on a room's floor
+  lands at the agent's feet (anywhere in that room is within reach);
 - Explore[room]: walk into the room and stop at every piece of furniture in it (nearest first),
   :data:`LOOK_STEPS` steps at each; Wait: :data:`WAIT_STEPS` steps; Done: the agent stops.
 
@@ -36,7 +37,7 @@ from typing import Callable
 
 from .calls import HUMAN_TOOLS, ROBOT_TOOLS, ToolCall
 from ...world.views import horizontal_distance
-from .world import Beliefs, Point, World
+from .world import FLOOR, Beliefs, Point, World
 
 STEP_M = 0.04
 #: Chosen so that crossing one of our apartments (about 10 m) takes about 250 steps, the order of
@@ -145,7 +146,7 @@ class Skills:
         w = self.world
         phases, here = _walk(w, w.agent_pos[agent], w.stand_point(room))
         phases.append(Phase("look", LOOK_STEPS))
-        todo = [f for f in w.furniture.values() if f.room == room]
+        todo = [f for f in w.furniture.values() if f.room == room and f.cls != FLOOR]
         while todo:
             f = min(todo, key=lambda f: horizontal_distance(here, w.stand_point(f.handle)))
             todo.remove(f)
@@ -210,13 +211,16 @@ class Skills:
             return f"Place failed: {furn} is not a container; try on"
         if rel == "within" and not f.is_open:
             return f"Place failed: {furn} is closed; open it first"
-        if _dist_to(w, w.agent_pos[agent], furn) > REACH_M:
+        if f.cls == FLOOR:
+            if w.room_at(w.agent_pos[agent]) != f.room:
+                return f"Place failed: you are not in {f.room}; navigate there first"
+        elif _dist_to(w, w.agent_pos[agent], furn) > REACH_M:
             return f"Place failed: you are not close enough to {furn}; navigate to it first"
         if ref is not None and (w.objects[ref].place is None or w.objects[ref].place[1] != furn):  # type: ignore[index]
             return f"Place failed: the reference object {ref} is not on {furn}"
         o.holder, o.place, o.room = None, (rel, furn), f.room
         self.holding[agent] = None
-        o.pos = w.spot_on(furn, near=ref, exclude=obj)
+        o.pos = w.agent_pos[agent] if f.cls == FLOOR and ref is None else w.spot_on(furn, near=ref, exclude=obj)
         return None
 
     def _plan_rearrange(self, agent: int, call: ToolCall, b: Beliefs) -> Plan:

@@ -166,7 +166,7 @@ def generate_task(index: int, family: str, seed: int = 0, apartment: int | None 
     scene_id = scene_id or f"apartment:{apt}:{seed}"
     world = World(scene_for(scene_id))
     rooms = sorted(world.room_box)
-    surfaces = [f for f in world.furniture.values() if f.surface and f.cls not in ("sink", "bathtub", "toilet")]
+    surfaces = [f for f in world.furniture.values() if f.surface and f.cls not in ("sink", "bathtub", "toilet", "floor")]
     counts: dict[str, int] = {}
 
     goal = rng.choice(surfaces)

@@ -25,9 +25,8 @@ Mapping onto our houses (deterministic; the rng only picks spawn furniture and s
   :data:`FURNITURE_FALLBACK` it has; else its first surface (never a sink, bathtub or toilet).
   A furniture phrase without a room means the room mentioned last in the instruction when it
   has that class, else the whole house (see :func:`resolve_furniture`).
-* "floor": our World places a spawned object on or within furniture only, so an object that
-  starts on the floor starts on the room's lowest surface instead (lowest top by the scene's
-  bounding boxes); ``is_on_floor`` is still produced for "put X on the floor".
+* "floor": every room of our World has a floor receptacle (``floor_<room>``): an object that
+  starts on the floor starts there, and "put X on the floor" is ``is_on_floor``.
 * Objects: each initial-state entry spawns ``number`` objects cycling through its classes, each
   on a furniture drawn by the rng among the mapped candidates, with handles ``<class>_<k>``
   (smallest free k: the scene already holds e.g. ``candle_0``). Entries with the same classes form
@@ -49,7 +48,7 @@ import random
 from pathlib import Path
 from typing import Any, Mapping
 
-from .house_map import (FALLBACK_ROOMS, FURNITURE_FALLBACK, FURNITURE_WORDS, REGION_ROOMS, lowest_surface,
+from .house_map import (FALLBACK_ROOMS, FURNITURE_FALLBACK, FURNITURE_WORDS, REGION_ROOMS,
                         region_rooms, resolve_furniture)
 from .instructions import ADJECTIVES, CATEGORY_WORDS, PREPOSITIONS, VERBS, compile_clauses
 from .tasks import scene_for
@@ -57,7 +56,7 @@ from .world import STATE_NAMES, World
 
 __all__ = ["ADJECTIVES", "CATEGORY_WORDS", "FALLBACK_ROOMS", "FURNITURE_FALLBACK", "FURNITURE_WORDS",
            "PREPOSITIONS", "REGION_ROOMS", "VERBS", "check_template", "compile_instruction", "instantiate",
-           "load_templates", "lowest_surface", "region_rooms", "resolve_furniture"]
+           "load_templates", "region_rooms", "resolve_furniture"]
 
 
 # -- template files ----------------------------------------------------------------------------

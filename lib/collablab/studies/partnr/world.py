@@ -6,7 +6,8 @@ shared :class:`collablab.world.Scene` (a generated apartment or a VirtualHome gr
 - rooms are named PARTNR's way (``kitchen_0``, ``living_room_0``); furniture is every node that
   is a surface or a container (``table_0``, ``counter_1``: :data:`FURNITURE_CLASSES` maps
   VirtualHome classes to PARTNR's names), articulated when it opens, with a faucet when it is a
-  sink or a bathtub; objects are the grabbable nodes of the scene plus those a task adds;
+  sink or a bathtub; every room has a floor (``floor_<room>``, a surface as large as the room:
+  PARTNR's ``is_on_floor``); objects are the grabbable nodes of the scene plus those a task adds;
 - an object lies ``on`` or ``within`` one piece of furniture, on the floor of a room, or is held
   by one agent; it has PARTNR's three object states (clean, filled, powered on; defaults of the
   evaluation document: dirty, empty, off) where its class affords them (:func:`affordances`);
@@ -60,6 +61,8 @@ POWERED = ("lamp", "laptop", "kettle", "phone", "charger", "toaster", "coffeemak
 #: than MECoBench's 256 px views (we do not have its camera config; the size is our choice), so a
 #: 12 cm cup is seen from 1.5 m instead of 0.8 m. Everything else is MECoBench's rule.
 PARTNR_VIEW = ViewRule(image_px=512)
+#: The class of every room's floor receptacle.
+FLOOR = "floor"
 _SUFFIX = re.compile(r"_\d+$")
 
 
@@ -241,6 +244,9 @@ class World:
                 articulated="CAN_OPEN" in props, is_open="CAN_OPEN" not in props or "OPEN" in st,
                 faucet=n["class_name"] in FAUCET_FURNITURE, states={"is_clean": "CLEAN" in st}, node_id=nid)
             by_id[nid] = h
+        for h, (c, half) in sorted(self.room_box.items()):
+            self.furniture[f"floor_{h}"] = Furniture(f"floor_{h}", "floor", h, c, half, surface=True, container=False,
+                                                     articulated=False, is_open=True, faucet=False)
         self.objects: dict[str, Obj] = {}
         ocount: dict[str, int] = {}
         if include_scene_objects:
@@ -343,6 +349,8 @@ class World:
         edge of a furniture's (or object's) box, on the side facing its room's centre."""
         if handle in self.room_box:
             return self.room_box[handle][0]
+        if handle in self.furniture and self.furniture[handle].cls == FLOOR:
+            return self.room_box[self.furniture[handle].room][0]
         if handle in self.furniture:
             f = self.furniture[handle]
             c, half = f.centre, f.half_extent
@@ -396,7 +404,7 @@ class World:
 
     def on_floor(self, obj: str) -> bool:
         o = self.objects[obj]
-        return o.place is None and o.holder is None
+        return o.place is not None and self.furniture[o.place[1]].cls == FLOOR
 
     def position(self, handle: str) -> Point:
         if handle in self.furniture:
@@ -484,7 +492,7 @@ class World:
         return b
 
 
-__all__ = ["AFFORDANCE_NAMES", "Beliefs", "FURNITURE_CLASSES", "Furniture", "Obj", "PARTNR_VIEW", "Point", "ROOM_NAMES", "Record",
+__all__ = ["AFFORDANCE_NAMES", "Beliefs", "FLOOR", "FURNITURE_CLASSES", "Furniture", "Obj", "PARTNR_VIEW", "Point", "ROOM_NAMES", "Record",
            "STATE_DEFAULTS", "STATE_NAMES", "World", "affordances", "instance_class", "room_handle"]
 AFFORDANCE_NAMES = {"faucet": "cleaned under a faucet if dirty", "brush": "cleaned with a brush if dirty",
                     "switch": "turned on or off"}
