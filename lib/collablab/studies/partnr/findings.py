@@ -209,22 +209,28 @@ def _oana_pairs(ce: pd.DataFrame, b: str, metric: str, observability: str = "par
     return [p for p in pairs if p.off.startswith("Full:") == (observability == "full")]
 
 
-def oana_lowers_success(ce: pd.DataFrame, backend: str | None = None) -> Finding:
-    """§4.2: OANA lowers Success Rate in 15 of 16 model x context pairs. Checked over the four
-    contexts under partial observability; shown when Success Rate is lower with OANA in most of
-    them (more than half)."""
-    claim = "§4.2: OANA lowers Success Rate"
+def _oana_lowers(ce: pd.DataFrame, backend: str | None, metric: str, name: str, paper: str) -> Finding:
+    """OANA lowers ``metric`` (named ``name``) in most contexts under partial observability (more
+    than half); ``paper`` is the paper's count."""
+    claim = f"§4.2: OANA lowers {name}"
     b, ce = _pick(ce, backend)
-    pairs = _oana_pairs(ce, b, "SR")
+    pairs = _oana_pairs(ce, b, metric)
     if not pairs:
         return _missing(b, claim, "no context without and with OANA")
     k = sum(p.move < 0 for p in pairs)
     detail = "; ".join(p.text() for p in pairs)
-    body = f"in {_k_of(k, len(pairs))} contexts ({detail}; the paper: 15 of 16 pairs)"
+    body = f"in {_k_of(k, len(pairs))} contexts ({detail}; the paper: {paper})"
     if 2 * k > len(pairs):
-        return Finding(claim, lead(b, f"{_on(b)}, OANA lowers Success Rate {body}."), True, _quotes(pairs))
-    return Finding(claim, lead(b, f"{_not(b, 'OANA lowering Success Rate in most contexts')}: it is lower {body}."),
+        return Finding(claim, lead(b, f"{_on(b)}, OANA lowers {name} {body}."), True, _quotes(pairs))
+    return Finding(claim, lead(b, f"{_not(b, f'OANA lowering {name} in most contexts')}: it is lower {body}."),
                    False, _quotes(pairs))
+
+
+def oana_lowers_success(ce: pd.DataFrame, backend: str | None = None) -> Finding:
+    """§4.2: OANA lowers Success Rate in 15 of 16 model x context pairs. Checked over the four
+    contexts under partial observability; shown when Success Rate is lower with OANA in most of
+    them (more than half)."""
+    return _oana_lowers(ce, backend, "SR", "Success Rate", "15 of 16 pairs")
 
 
 def oana_raises_mentions(ce: pd.DataFrame, backend: str | None = None) -> Finding:
@@ -254,19 +260,7 @@ def oana_effort(ce: pd.DataFrame, backend: str | None = None) -> Finding:
     """§4.2: with OANA, Extraneous Effort falls in 11 of 16 model x context pairs (so the added
     failures are not mainly duplication). Checked over the contexts under partial observability;
     shown when Extraneous Effort is lower with OANA in most of them."""
-    claim = "§4.2: OANA lowers Extraneous Effort in most pairs"
-    b, ce = _pick(ce, backend)
-    pairs = _oana_pairs(ce, b, "EE")
-    if not pairs:
-        return _missing(b, claim, "no context without and with OANA")
-    k = sum(p.move < 0 for p in pairs)
-    detail = "; ".join(p.text() for p in pairs)
-    if 2 * k > len(pairs):
-        return Finding(claim, lead(b, f"{_on(b)}, OANA lowers Extraneous Effort in {_k_of(k, len(pairs))} contexts "
-                                      f"({detail}; the paper: 11 of 16 pairs)."), True, _quotes(pairs))
-    return Finding(claim, lead(b, f"{_not(b, 'OANA lowering Extraneous Effort in most contexts')}: it is lower in "
-                                  f"{_k_of(k, len(pairs))} ({detail}; the paper: 11 of 16 pairs)."), False,
-                   _quotes(pairs))
+    return _oana_lowers(ce, backend, "EE", "Extraneous Effort", "11 of 16 pairs")
 
 
 def completion_gap_widens(ce: pd.DataFrame, backend: str | None = None) -> Finding:
