@@ -47,6 +47,7 @@ from typing import Any
 
 from ...agents.llm import backend_label, check_endpoint_keys, per_agent, provider_of
 from ...llm import EndpointSpec, LLMClient, ResponseCache
+from ...runs.spec_checks import check_choice, check_int, with_defaults
 from . import episodes as EP
 from .llm_backend import LLMBackend
 from .methods import METHODS, MethodConfig, run
@@ -104,19 +105,6 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def _int(s: dict[str, Any], key: str, low: int, allow_none: bool = False) -> None:
-    v = s[key]
-    if allow_none and v is None:
-        return
-    if isinstance(v, bool) or not isinstance(v, int) or v < low:
-        raise ValueError(f"{key}: must be an integer >= {low}{' or None' if allow_none else ''}, got {v!r}")
-
-
-def _choice(s: dict[str, Any], key: str, allowed: Any) -> None:
-    if s[key] not in allowed:
-        raise ValueError(f"{key}: {s[key]!r} is not allowed; allowed: {', '.join(map(str, allowed))}")
-
-
 def instance_count(task: str, race_path: str | None = None) -> int:
     """How many units ``task`` has: the paper's count (OptionGen: what the user's RACE copy holds,
     at most 235)."""
@@ -134,18 +122,15 @@ def _need_race(race_path: str | None) -> str:
 
 def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec with defaults filled in; ValueError naming a bad key or value."""
-    unknown = set(spec) - set(DEFAULTS)
-    if unknown:
-        raise ValueError(f"spec: unknown key(s) {sorted(unknown)}; allowed: {', '.join(DEFAULTS)}")
-    s = {**DEFAULTS, **spec}
-    _choice(s, "task", TASK_ORDER)
-    _choice(s, "method", METHODS)
-    _choice(s, "backend", BACKENDS)
-    _choice(s, "thinking", THINKING)
+    s = with_defaults(spec, DEFAULTS)
+    check_choice(s, "task", TASK_ORDER)
+    check_choice(s, "method", METHODS)
+    check_choice(s, "backend", BACKENDS)
+    check_choice(s, "thinking", THINKING)
     for key, low in (("instance", 0), ("instance_seed", 0), ("run", 0), ("seed", 0), ("proposers", 1),
                      ("rounds", 0), ("max_tokens", 1), ("llm_max_concurrency", 1), ("llm_max_attempts", 1)):
-        _int(s, key, low)
-    _int(s, "max_decisions", 1, allow_none=True)
+        check_int(s, key, low)
+    check_int(s, "max_decisions", 1, allow_none=True)
     n = instance_count(s["task"], s["race_path"])
     if s["instance"] >= n:
         raise ValueError(f"instance: {s['instance']} is out of range; {s['task']} has instances 0..{n - 1}")
@@ -155,7 +140,7 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
                                                 and s["judge_base_url"].startswith(("http://", "https://"))):
         raise ValueError(f"judge_base_url: {s['judge_base_url']!r} must start with http:// or https://")
     if s["backend"] == "heuristic":
-        _choice(s, "profile", PROFILES)
+        check_choice(s, "profile", PROFILES)
         for p in s["agent_profiles"].split(",") if s["agent_profiles"] else []:
             if p.strip() not in PROFILES:
                 raise ValueError(f"agent_profiles: {p.strip()!r} is not allowed; allowed: {', '.join(PROFILES)} "

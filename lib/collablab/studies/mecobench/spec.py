@@ -21,6 +21,7 @@ from typing import Any
 from ...agents import POLICIES, policy_kind
 from ...protocols import EmbodiedTeam, Team, make_protocol, protocol_class
 from ...runs.paths import outputs_dir
+from ...runs.spec_checks import with_defaults
 from .episode import EpisodeConfig, check_config, run_episode
 from .oracle import OracleTeam
 from .suite import load_suite
@@ -59,10 +60,7 @@ def tasks_of(source: str, suite_seed: int = 0) -> dict[str, Task]:
 
 def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec with defaults filled in; raises ValueError naming a bad key or value."""
-    unknown = set(spec) - set(DEFAULTS)
-    if unknown:
-        raise ValueError(f"spec: unknown key(s) {sorted(unknown)}; allowed: {', '.join(DEFAULTS)}")
-    s = {**DEFAULTS, **spec}
+    s = with_defaults(spec, DEFAULTS)
     if s["task_id"] is None:
         raise ValueError("spec: task_id is required")
     if s["policy"] not in POLICY_NAMES:

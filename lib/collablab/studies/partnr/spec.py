@@ -32,6 +32,7 @@ from typing import Any
 
 from ...agents.llm import backend_label, check_endpoint_keys, per_agent, provider_of
 from ...llm import EndpointSpec, LLMClient, ResponseCache
+from ...runs.spec_checks import check_choice, check_int, with_defaults
 from .calls import ToolCall
 from .episode import Channels, Decision, Observation, Planner, run_episode
 from .metrics import agent_metrics, classify, task_entities
@@ -71,34 +72,20 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def _choice(s: dict[str, Any], key: str, allowed: Any) -> None:
-    if s[key] not in allowed:
-        raise ValueError(f"{key}: {s[key]!r} is not allowed; allowed: {', '.join(map(str, allowed))}")
-
-
-def _int(s: dict[str, Any], key: str, low: int) -> None:
-    v = s[key]
-    if isinstance(v, bool) or not isinstance(v, int) or v < low:
-        raise ValueError(f"{key}: must be an integer >= {low}, got {v!r}")
-
-
 def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     """The spec with defaults; ValueError naming a bad key or value (before any work)."""
-    unknown = set(spec) - set(DEFAULTS)
-    if unknown:
-        raise ValueError(f"spec: unknown key(s) {sorted(unknown)}; allowed: {', '.join(DEFAULTS)}")
-    s = {**DEFAULTS, **spec}
-    _choice(s, "task_source", SOURCES)
-    _choice(s, "observability", OBSERVABILITY)
-    _choice(s, "backend", BACKENDS)
+    s = with_defaults(spec, DEFAULTS)
+    check_choice(s, "task_source", SOURCES)
+    check_choice(s, "observability", OBSERVABILITY)
+    check_choice(s, "backend", BACKENDS)
     for key in ("oas", "ke", "oana"):
         if not isinstance(s[key], bool):
             raise ValueError(f"{key}: must be true or false, got {s[key]!r}")
     for key, low in (("instance", 0), ("task_seed", 0), ("apartment", 0), ("max_cycles", 1), ("max_steps", 1),
                      ("seed", 0), ("run", 0), ("max_tokens", 1), ("llm_max_concurrency", 1), ("llm_max_attempts", 1)):
-        _int(s, key, low)
+        check_int(s, key, low)
     if s["task_source"] == "generated":
-        _choice(s, "family", (*FAMILIES, "mixed"))
+        check_choice(s, "family", (*FAMILIES, "mixed"))
         if s["scene_id"] is not None and not isinstance(s["scene_id"], str):
             raise ValueError(f"scene_id: None or a graph file path, got {s['scene_id']!r}")
     else:
@@ -107,7 +94,7 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
             raise ValueError(f"{key}: task_source {s['task_source']!r} needs a path")
     channels_of(s)
     if s["backend"] == "heuristic":
-        _choice(s, "profile", PROFILES)
+        check_choice(s, "profile", PROFILES)
         if s["agent_profiles"] is not None:
             if not isinstance(s["agent_profiles"], str):
                 raise ValueError(f"agent_profiles: 'robot,human' profile names, got {s['agent_profiles']!r}")
@@ -126,7 +113,7 @@ def _check_llm(s: dict[str, Any]) -> None:
         if not isinstance(s["models"], str):
             raise ValueError(f"models: 'robot_model,human_model', got {s['models']!r}")
         per_agent(s["models"], 2, "models")
-    _choice(s, "constrained", CONSTRAINED)
+    check_choice(s, "constrained", CONSTRAINED)
     check_endpoint_keys(s)
 
 
