@@ -72,14 +72,14 @@ class PartnerView:
     room: str
     near: str | None
     holding: str | None
-    action: str | None
+    action: ToolCall | None
 
     def text(self, handle: str) -> str:
         bits = [f"{handle} (the {self.role}) is in {self.room}"]
         if self.near:
             bits.append(f"standing at {self.near}")
         bits.append(f"holding {self.holding}" if self.holding else "holding nothing")
-        bits.append(f"currently doing {self.action}" if self.action else "not doing anything")
+        bits.append(f"currently doing {self.action.text()}" if self.action else "not doing anything")
         return ", ".join(bits) + "."
 
 
@@ -225,7 +225,7 @@ class Episode:
                    default=None)
         near_h = near.handle if near is not None and horizontal_distance(p, near.centre) <= near.half_extent + 1.0 else None
         r = self.running[b]
-        action = r.plan.call.text() if r is not None and not self.done[b] else None
+        action = r.plan.call if r is not None and not self.done[b] else None
         return PartnerView(ROLES[b], w.room_at(p), near_h, self.skills.holding.get(b), action)
 
     def _sync(self) -> None:

@@ -26,23 +26,19 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable
 
-from .calls import parse_call
+from .calls import ToolCall, parse_call
 from .episode import INTERACTIONS, ROLES, ActionLog, EpisodeResult
 from .prediction import PredictionTally
-from .world import instance_class
 
 IDLE = ("Wait", "Done")
 OBJECT_TOOLS = ("Pick", "Place", "Rearrange", "Clean", "Fill", "Pour", "PowerOn", "PowerOff")
 STATE_TOOLS = ("Clean", "Fill", "Pour", "PowerOn", "PowerOff")
 
 
-def _name(call: str | None) -> str:
-    return (call or "").partition("[")[0]
-
-
-def _args(call: str | None) -> list[str]:
-    rest = (call or "").partition("[")[2].rstrip("]")
-    return [a.strip() for a in rest.split(",") if a.strip()]
+def _parts(call: str | None) -> tuple[str, tuple[str, ...]]:
+    """``(tool, args)`` of a logged call text (``("", ())`` when there is none)."""
+    c = _call(call)
+    return (c.name, c.args) if c is not None else ("", ())
 
 
 def task_entities(propositions: Iterable[Any]) -> set[str]:
@@ -66,7 +62,7 @@ def classify(logs: list[ActionLog], task_handles: set[str]) -> list[str]:
     kinds = []
     explored: set[str] = set()
     for i, log in enumerate(logs):
-        name, args = _name(log.call), _args(log.call)
+        name, args = _parts(log.call)
         if name in IDLE:
             kinds.append("idle")
             continue
@@ -85,7 +81,7 @@ def classify(logs: list[ActionLog], task_handles: set[str]) -> list[str]:
             kinds.append("supporting")
         elif name == "Navigate":
             nxt = next((x for x in logs[i + 1:] if x.agent == log.agent), None)
-            kinds.append("supporting" if nxt is not None and nxt.ok and _name(nxt.call) in INTERACTIONS else "extraneous")
+            kinds.append("supporting" if nxt is not None and nxt.ok and _parts(nxt.call)[0] in INTERACTIONS else "extraneous")
         else:
             kinds.append("extraneous")
         if name == "Explore" and args:
@@ -108,8 +104,8 @@ def agent_metrics(result: EpisodeResult, task_handles: set[str]) -> dict[str, di
         acting = [(log, k) for log, k in mine if k != "idle"]
         advancing = [log for log, k in mine if k == "advancing"]
         adv_by[role] = len(advancing)
-        first = next((log.end for log, _ in mine if log.ok and _name(log.call) in OBJECT_TOOLS
-                      and _args(log.call) and _args(log.call)[0] not in ("None",)), None)
+        first = next((log.end for log, _ in mine if log.ok and _parts(log.call)[0] in OBJECT_TOOLS
+                      and _parts(log.call)[1][:1] not in ((), ("None",))), None)
         last_adv = max((log.cycle for log in advancing), default=0)
         cycles = result.cycles[a]
         tally = PredictionTally(agent=role)
@@ -141,7 +137,7 @@ def agent_metrics(result: EpisodeResult, task_handles: set[str]) -> dict[str, di
     return out
 
 
-def _call(text: str | None) -> Any:
+def _call(text: str | None) -> ToolCall | None:
     if text is None:
         return None
     try:
@@ -157,11 +153,4 @@ def _mentions(log: ActionLog) -> bool:
     return any(w in low for w in words)
 
 
-def masked(call: str | None) -> str | None:
-    """A call with instance ids masked to classes (for tables)."""
-    if call is None:
-        return None
-    return f"{_name(call)}[{', '.join(instance_class(a) for a in _args(call))}]"
-
-
-__all__ = ["IDLE", "OBJECT_TOOLS", "STATE_TOOLS", "agent_metrics", "classify", "masked", "task_entities"]
+__all__ = ["IDLE", "OBJECT_TOOLS", "STATE_TOOLS", "agent_metrics", "classify", "task_entities"]

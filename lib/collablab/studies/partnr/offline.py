@@ -205,23 +205,21 @@ class OfflinePlanner:
                 self.partner_held[obs.partner.holding] = obs.step
             if obs.partner.action:
                 calls.append(obs.partner.action)
-                if obs.partner.action.startswith("Explore["):
-                    self.partner_rooms.add(obs.partner.action[8:-1])
+                if obs.partner.action.name == "Explore":
+                    self.partner_rooms.add(obs.partner.action.args[0])
         for h, when in self.partner_held.items():
             r = obs.beliefs.objects.get(h)
             if r is None or r.step <= when:  # not seen anywhere since the partner carried it
                 objs.add(h)
         if prediction is not None:
-            calls.append(prediction.text())
-        for text in calls:
-            name, _, rest = text.partition("[")
-            args = [a.strip() for a in rest.rstrip("]").split(",") if a.strip()]
-            if not args:
+            calls.append(prediction)
+        for call in calls:
+            if not call.args:
                 continue
-            if name == "Explore":
-                rooms.add(args[0])
-            elif args[0] in obs.beliefs.objects:
-                objs.add(args[0])
+            if call.name == "Explore":
+                rooms.add(call.args[0])
+            elif call.args[0] in obs.beliefs.objects:
+                objs.add(call.args[0])
         return objs, rooms
 
     def _predict(self, obs: Observation, needs: list[_Need]) -> ToolCall:
@@ -232,8 +230,7 @@ class OfflinePlanner:
             return self.rng.choice([ToolCall("Explore", (room,)), ToolCall("Navigate", (room,)), ToolCall("Wait", ())])
         p = obs.partner
         if p is not None and p.action:
-            name, _, rest = p.action.partition("[")
-            args = [a.strip() for a in rest.rstrip("]").split(",")]
+            name, args = p.action.name, p.action.args
             if name == "Navigate" and args[0] in b.objects and not p.holding:
                 return ToolCall("Pick", (args[0],))
             if name == "Pick":
@@ -241,7 +238,7 @@ class OfflinePlanner:
                 return ToolCall("Navigate", (dest or args[0],))
             if name == "Navigate" and p.holding and args[0] in w.furniture:
                 return ToolCall("Place", (p.holding, "on", args[0]))
-            return ToolCall(name, tuple(a for a in args if a))
+            return p.action
         known = [h for n in needs if n.dest for h in n.candidates if b.objects.get(h) and b.objects[h].place]
         if known:
             return ToolCall("Navigate", (known[0],))
@@ -284,7 +281,7 @@ class OfflinePlanner:
                     if far:
                         return ToolCall("Navigate", (dest,)), f"I bring {held} to {dest}."
                     f = w.furniture[dest]
-                    if n.relation == "within" and not dict([(k, v[0]) for k, v in b.furniture_open.items()]).get(dest, True):
+                    if n.relation == "within" and not b.furniture_open.get(dest, (True, 0))[0]:
                         return ToolCall("Open", (dest,)), f"I open {dest} to put {held} in."
                     ref = next((r for r in (n.reference or []) if b.objects.get(r) and b.objects[r].place
                                 and b.objects[r].place[1] == dest), None)  # type: ignore[index]
