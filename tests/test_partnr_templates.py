@@ -20,7 +20,8 @@ from collablab.studies.partnr.evaluation import Evaluator, Proposition, TaskEval
 from collablab.studies.partnr.tasks import load_task, scene_for
 from collablab.studies.partnr.templates import (REGION_ROOMS, compile_instruction, instantiate, load_templates,
                                                 region_rooms, resolve_furniture)
-from collablab.studies.partnr.world import World, instance_class
+from collablab.studies.partnr.calls import mask_id
+from collablab.studies.partnr.world import World
 
 REF = Path(__file__).resolve().parents[2] / "shared/reference/partnr/20_val_object_states.json"
 APARTMENTS = (0, 1, 2, 3)
@@ -139,7 +140,7 @@ def test_every_template_instantiates_and_loads(templates, records):
             spawned = r["name_to_receptacle"]
             assert sum(g["number"] for g in t["initial_state"]) == len(spawned)
             assert all(re.fullmatch(r"[a-z_]+_\d+", h) for h in spawned)
-            assert {instance_class(h) for h in spawned} == {c for g in t["initial_state"] for c in g["object_classes"]}
+            assert {mask_id(h) for h in spawned} == {c for g in t["initial_state"] for c in g["object_classes"]}
 
 
 def test_instantiation_is_deterministic_and_seeded(templates):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Iterable, Sequence
 
-from .world import FLOOR, World, instance_class
+from .calls import mask_id
+from .world import FLOOR, World
 
 __all__ = ["FALLBACK_ROOMS", "FURNITURE_FALLBACK", "FURNITURE_WORDS", "REGION_ROOMS", "furniture_class",
            "furniture_of_class", "region_rooms", "resolve_furniture"]
@@ -65,7 +66,7 @@ _NO_PLACE = ("sink", "bathtub", "toilet")
 def _room_types(world: World) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for r in sorted(world.room_box):
-        out.setdefault(instance_class(r), []).append(r)
+        out.setdefault(mask_id(r), []).append(r)
     return out
 
 
@@ -114,6 +115,6 @@ def resolve_furniture(world: World, cls: str, rooms: Sequence[str] | None = None
 
 def furniture_class(name: str) -> str:
     """``"table_1"`` / ``"chest_of_drawers_0"`` / ``"coffee table"`` -> our class name."""
-    base = instance_class(name.strip().lower()).replace(" ", "_")
+    base = mask_id(name.strip().lower()).replace(" ", "_")
     return FURNITURE_WORDS.get(base.replace("_", " "), base)
 

@@ -67,7 +67,8 @@ from typing import Any, Iterable, Mapping, Sequence
 from .evaluation import TaskEvaluation
 from .house_map import (FURNITURE_WORDS, REGION_ROOMS, furniture_class, furniture_of_class,
                         region_rooms, resolve_furniture)
-from .world import World, affordances, instance_class
+from .calls import mask_id
+from .world import World, affordances
 
 __all__ = ["ADJECTIVES", "CATEGORY_WORDS", "PREPOSITIONS", "VERBS", "compile_clauses"]
 
@@ -296,7 +297,7 @@ class _Compiler:
                 taken.add(h)
                 f = self.rng.choice(cands)
                 self.n2r[h] = f"{f}|{'on' if self.world.furniture[f].surface else 'within'}"
-                if instance_class(h) != cls:
+                if mask_id(h) != cls:
                     self.classes[h] = cls
                 group.handles.append(h)
 
@@ -419,7 +420,7 @@ class _Compiler:
 
     def mention_room(self, key: str, toks: Sequence[_Tok]) -> tuple[str, ...]:
         rooms = tuple(region_rooms(key, self.world))
-        mapped = instance_class(rooms[0])
+        mapped = mask_id(rooms[0])
         if mapped != key:
             text = mapped.replace("_", " ")
             orig = self.text[toks[0].start:toks[-1].end]
@@ -471,7 +472,7 @@ class _Compiler:
             for tier in range(4):
                 found = []
                 for g in self.groups:
-                    hs = [h for h in g.handles if _names(tier, self.classes.get(h, instance_class(h)), forms)]
+                    hs = [h for h in g.handles if _names(tier, self.classes.get(h, mask_id(h)), forms)]
                     if hs:
                         found.append((g, hs))
                 if found:
@@ -628,7 +629,7 @@ class _Compiler:
                 raise self.fail(f"furniture ({', '.join(r.handles)}) has no state {state}")
             if r.kind == "objects":
                 lacking = sorted({c for h in r.handles if state not in affordances(c := self.classes.get(
-                    h, instance_class(h)))})
+                    h, mask_id(h)))})
                 if lacking:
                     raise self.fail(f"{', '.join(lacking)} cannot take the state {state}")
             self.presume(state, r.handles, start)

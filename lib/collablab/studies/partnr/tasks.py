@@ -29,7 +29,8 @@ from typing import Any, Mapping
 
 from ...world import Scene, load_virtualhome_graph, make_apartment
 from .evaluation import TaskEvaluation
-from .world import World, affordances, instance_class
+from .calls import mask_id
+from .world import World, affordances
 
 FAMILIES = ("rearrange", "spatial", "temporal", "object_state")
 #: Task object classes of the generator (PARTNR-style household objects) and their sizes (m).
@@ -98,7 +99,7 @@ def _objects(record: Mapping[str, Any], world: World) -> list[dict[str, Any]]:
                              f"{record.get('scene_id')!r}; allowed: {', '.join(sorted(world.furniture))}")
         f = world.furniture[furn]
         rel = rel if rel in ("on", "within") else ("on" if f.surface else "within")
-        cls = str(classes.get(h, instance_class(str(h))))
+        cls = str(classes.get(h, mask_id(str(h))))
         out.append({"handle": str(h), "class": cls, "furniture": furn, "relation": rel,
                     "size": TASK_CLASSES.get(cls, 0.2)})
     return out
@@ -145,6 +146,11 @@ def load_tasks(path: str | Path) -> list[Task]:
 
 
 # -- the generator -----------------------------------------------------------------------------
+def _say(handle: str) -> str:
+    """How an instruction names an entity: ``living_room_0`` -> ``living room``."""
+    return mask_id(handle).replace("_", " ")
+
+
 def _prop(fn: str, **args: Any) -> dict[str, Any]:
     return {"function_name": fn, "args": args}
 
@@ -195,7 +201,7 @@ def generate_task(index: int, family: str, seed: int = 0, apartment: int | None 
             n2r[h] = f
             names.append(h)
             props.append(_prop("is_on_top", object_handles=[h], receptacle_handles=[goal.handle]))
-        text = f"Move the {', the '.join(instance_class(n).replace('_', ' ') for n in names)} to the {goal.cls.replace('_', ' ')} in the {goal.room.rsplit('_', 1)[0].replace('_', ' ')}."
+        text = f"Move the {', the '.join(_say(n) for n in names)} to the {_say(goal.cls)} in the {_say(goal.room)}."
     elif family == "spatial":
         a, fa = spawn(classes[0], goal.room)
         b, fb = spawn(classes[1], goal.room)
@@ -205,8 +211,8 @@ def generate_task(index: int, family: str, seed: int = 0, apartment: int | None 
                   _prop("is_next_to", entity_handles_a=[a], entity_handles_b=[b])]
         deps.append({"proposition_indices": [2], "depends_on": [0, 1], "relation_type": "while_satisfied",
                      "dependency_mode": "all"})
-        text = (f"Put the {instance_class(a).replace('_', ' ')} and the {instance_class(b).replace('_', ' ')} "
-                f"next to each other on the {goal.cls.replace('_', ' ')} in the {goal.room.rsplit('_', 1)[0].replace('_', ' ')}.")
+        text = (f"Put the {_say(a)} and the {_say(b)} "
+                f"next to each other on the {_say(goal.cls)} in the {_say(goal.room)}.")
     elif family == "temporal":
         other = rng.choice([f for f in surfaces if f.room != goal.room] or surfaces)
         a, fa = spawn(classes[0], goal.room)
@@ -215,9 +221,9 @@ def generate_task(index: int, family: str, seed: int = 0, apartment: int | None 
         props += [_prop("is_on_top", object_handles=[a], receptacle_handles=[goal.handle]),
                   _prop("is_on_top", object_handles=[b], receptacle_handles=[other.handle])]
         cons.append({"type": "TemporalConstraint", "args": {"dag_edges": [[0, 1]], "n_propositions": 2}})
-        text = (f"First put the {instance_class(a).replace('_', ' ')} on the {goal.cls.replace('_', ' ')} in the "
-                f"{goal.room.rsplit('_', 1)[0].replace('_', ' ')}, then put the {instance_class(b).replace('_', ' ')} on the "
-                f"{other.cls.replace('_', ' ')} in the {other.room.rsplit('_', 1)[0].replace('_', ' ')}.")
+        text = (f"First put the {_say(a)} on the {_say(goal.cls)} in the "
+                f"{_say(goal.room)}, then put the {_say(b)} on the "
+                f"{_say(other.cls)} in the {_say(other.room)}.")
     else:
         stateful = [c for c in TASK_CLASSES if {"is_filled", "is_powered_on"} & set(affordances(c))]
         cls = rng.choice(stateful)
@@ -231,9 +237,9 @@ def generate_task(index: int, family: str, seed: int = 0, apartment: int | None 
                   _prop(state, object_handles=[a]),
                   _prop("is_clean", object_handles=[b])]
         states = {"is_clean": {a: False, b: False}, state: {a: False}}
-        text = (f"Bring the {instance_class(a).replace('_', ' ')} and the {instance_class(b).replace('_', ' ')} to the "
-                f"{goal.cls.replace('_', ' ')} in the {goal.room.rsplit('_', 1)[0].replace('_', ' ')}; {verb} the "
-                f"{instance_class(a).replace('_', ' ')} and clean the {instance_class(b).replace('_', ' ')}.")
+        text = (f"Bring the {_say(a)} and the {_say(b)} to the "
+                f"{_say(goal.cls)} in the {_say(goal.room)}; {verb} the "
+                f"{_say(a)} and clean the {_say(b)}.")
     start = rng.choice(rooms)
     starts = [start, start]
     return {"episode_id": f"{family}-{index}-s{seed}{suffix}", "instruction": text, "scene_id": scene_id,

@@ -27,7 +27,6 @@ Each record is stamped with the step it was observed. A record whose ``place`` i
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
@@ -36,8 +35,6 @@ from ...world.views import ViewRule, box_of, horizontal_distance
 
 Point = tuple[float, float]
 STATE_NAMES = ("is_clean", "is_filled", "is_powered_on")
-#: Defaults of PARTNR's evaluation document (object-state predicates).
-STATE_DEFAULTS = {"is_clean": False, "is_filled": False, "is_powered_on": False}
 ROOM_NAMES = {"livingroom": "living_room", "diningroom": "dining_room", "bedroom": "bedroom", "kitchen": "kitchen",
               "bathroom": "bathroom", "homeoffice": "office", "hallway": "hallway"}
 #: VirtualHome furniture class -> PARTNR furniture class (others keep their own name).
@@ -63,7 +60,6 @@ POWERED = ("lamp", "laptop", "kettle", "phone", "charger", "toaster", "coffeemak
 PARTNR_VIEW = ViewRule(image_px=512)
 #: The class of every room's floor receptacle.
 FLOOR = "floor"
-_SUFFIX = re.compile(r"_\d+$")
 
 
 def affordances(cls: str, properties: Iterable[str] = ()) -> dict[str, str]:
@@ -149,13 +145,6 @@ class Beliefs:
     furniture_states: dict[str, tuple[tuple[tuple[str, bool], ...], int]] = field(default_factory=dict)
     explored: set[str] = field(default_factory=set)
 
-    def known(self) -> list[str]:
-        """Handles of objects the agent knows of (any record, located or not)."""
-        return sorted(self.objects)
-
-    def located(self) -> dict[str, Record]:
-        return {h: r for h, r in self.objects.items() if r.place is not None or r.held_by_me}
-
     def merge(self, other: "Beliefs") -> int:
         """Knowledge Exchange (§3.2): take every newer object or furniture record of ``other``
         (newest wins; ties keep ours); no sender is recorded. ``held_by_me`` is relative to the
@@ -184,11 +173,6 @@ class Beliefs:
 
 def room_handle(cls: str, k: int) -> str:
     return f"{ROOM_NAMES.get(cls, cls)}_{k}"
-
-
-def instance_class(handle: str) -> str:
-    """``cup_12`` -> ``cup``."""
-    return _SUFFIX.sub("", handle)
 
 
 class World:
@@ -492,7 +476,5 @@ class World:
         return b
 
 
-__all__ = ["AFFORDANCE_NAMES", "Beliefs", "FLOOR", "FURNITURE_CLASSES", "Furniture", "Obj", "PARTNR_VIEW", "Point", "ROOM_NAMES", "Record",
-           "STATE_DEFAULTS", "STATE_NAMES", "World", "affordances", "instance_class", "room_handle"]
-AFFORDANCE_NAMES = {"faucet": "cleaned under a faucet if dirty", "brush": "cleaned with a brush if dirty",
-                    "switch": "turned on or off"}
+__all__ = ["Beliefs", "FLOOR", "FURNITURE_CLASSES", "Furniture", "Obj", "PARTNR_VIEW", "Point", "ROOM_NAMES", "Record",
+           "STATE_NAMES", "World", "affordances", "room_handle"]
