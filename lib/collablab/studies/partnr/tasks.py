@@ -113,10 +113,12 @@ def load_task(record: Mapping[str, Any]) -> Task:
     rec = dict(record)
     scene = scene_for(str(rec["scene_id"]))
     evaluation = TaskEvaluation.from_episode(rec)
-    layout = World(scene, include_scene_objects=bool(rec.get("include_scene_objects", True)))
-    objects = _objects(rec, layout)
+    world = World(scene, include_scene_objects=bool(rec.get("include_scene_objects", True)))
+    objects = _objects(rec, world)
     task = Task(rec, scene, evaluation, objects)
-    world = task.world()  # checks object_states and handle clashes
+    for i, spec in enumerate(objects):  # the task's world, built once here to check it (as Task.world builds it)
+        world.add_object(spec, f"objects[{i}]")
+    world.set_states(rec.get("object_states") or {})  # checks object_states and handle clashes
     for r in task.agent_rooms(world):
         if r not in world.room_box:
             raise ValueError(f"agent_rooms: {r!r} is not a room; allowed: {', '.join(sorted(world.room_box))}")

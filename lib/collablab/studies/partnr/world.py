@@ -254,7 +254,12 @@ class World:
                                       afford=af, node_id=nid)
         for i, spec in enumerate(objects):
             self.add_object(spec, f"objects[{i}]")
-        for name, per in (states or {}).items():
+        self.set_states(states or {})
+        self.agent_pos: list[Point] = []
+
+    def set_states(self, states: Mapping[str, Mapping[str, bool]]) -> None:
+        """Object or furniture states in PARTNR's episode shape ``{"is_clean": {handle: bool}}``."""
+        for name, per in states.items():
             if name not in STATE_NAMES:
                 raise ValueError(f"object_states: {name!r} is not a state; allowed: {', '.join(STATE_NAMES)}")
             for h, v in per.items():
@@ -262,7 +267,6 @@ class World:
                 if target is None:
                     raise ValueError(f"object_states.{name}: {h!r} is not an object or furniture of the world")
                 target.states[name] = bool(v)
-        self.agent_pos: list[Point] = []
 
     def _scene_place(self, nid: int, by_id: Mapping[int, str]) -> tuple[str, str] | None:
         for e in self.scene.graph["edges"]:
