@@ -328,8 +328,7 @@ class Episode:
                 log.progress_after = log.progress_before
                 self.history[a].append((log.call or "", plan.error))
                 continue
-            explored_before = set(self.beliefs[0].explored | self.beliefs[1].explored)
-            log.explored_new = d.call.name == "Explore" and d.call.args[0] not in explored_before
+            log.explored_new = d.call.name == "Explore" and not any(d.call.args[0] in b.explored for b in self.beliefs)
             if not plan.phases:
                 plan.phases = []
                 self._finish(a, _Running(plan, log), None)
