@@ -46,7 +46,7 @@ Decisions the paper leaves open (ours, tested in tests/test_dynahmrc_world.py):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from .actions import Action, ActionError, parse_action
@@ -226,6 +226,35 @@ class RobotWorld:
             idx = np.argwhere(lab == base_cell)
             q = L.point(tuple(idx[len(idx) // 2]))
         return q
+
+    def remove_robot(self, name: str) -> str | None:
+        """Disconnect a robot without warning (REC). What it holds drops onto the place it last
+        reached (the working table for the tabletop manipulator), or stays lost in its gripper when it
+        stood at no place (our decision); returns the dropped object's handle."""
+        r = self.robots[name]
+        r.active = False
+        dropped = r.held
+        if dropped is not None:
+            o = self.objects[dropped]
+            if r.at is not None and r.at in self.layout.places:
+                p = self.place_of(r.at)
+                o.held_by, o.place, o.inside, o.pos = None, r.at, False, p.clamp(r.pos)
+                r.held = None
+            else:
+                dropped = None
+        return dropped
+
+    def clone(self) -> "RobotWorld":
+        """A copy that shares the immutable layout (for search baselines)."""
+        other = object.__new__(RobotWorld)
+        other.__dict__.update(self.__dict__)
+        other.targets = list(self.targets)
+        other.open = dict(self.open)
+        other.stack = list(self.stack)
+        other.restricted = {k: set(v) for k, v in self.restricted.items()}
+        other.objects = {h: replace(o) for h, o in self.objects.items()}
+        other.robots = {n: replace(r, known=dict(r.known), inbox=list(r.inbox)) for n, r in self.robots.items()}
+        return other
 
     # -- queries ------------------------------------------------------------------------------
     def place_of(self, handle: str) -> Place:
