@@ -486,6 +486,12 @@ def _run_and_read(nb: Path, P: dict):
         assert "E.run_notebook(P)" in src and "RP.read_notebook(episodes, steps, P)" in src
         episodes, steps, _ = E.run_notebook(P)
         return episodes, RP.read_notebook(episodes, steps, P)
+    if nb.stem == "06_heterogeneous_dynamic_teams":
+        from collablab.studies.dynahmrc import experiments as E6, report as RP6
+
+        assert "E.run_notebook(P)" in src and "RP.read_notebook(episodes, steps, P)" in src
+        episodes, steps, _ = E6.run_notebook(P)
+        return episodes, RP6.read_notebook(episodes, steps, P)
     if nb.stem == "07_partner_information":
         from collablab.studies.partnr import experiments as E7, report as RP7
 

@@ -1,6 +1,23 @@
 """DynaHMRC (dynahmrc.tex): decentralized heterogeneous robot teams under dynamic change, on the
-shared household world with a geometric robot layer (work in progress; see the modules)."""
+shared household world with a geometric robot layer.
 
-from . import actions, brain, layout, robots, world
+- ``robots``, ``actions``: the four robot types, their atomic action sets, the compositions;
+- ``layout`` and ``world``: places, stand poses, costmap and the world with every feedback kind;
+- ``difficulty``, ``tasks``, ``variations``: Eq. 9, the task generator and loader, CTO/IRZ/ANC/REC;
+- ``brain``, ``framework``: the stages' contexts and the collaboration loop (and the CoELA- and
+  COHERENT-style loops); ``offline`` (rule-based, labelled heuristic) and ``llm_brain`` backends;
+- ``mcts``: MCTS, MCTS-NoINS and LLM-MCTS over the joint action space;
+- ``metrics``, ``stats``: SUCC/PS/TS/AS/CC, tokens per stage, coordination counts, bootstrap CIs,
+  paired comparisons and the difficulty-weight sensitivity; ``training``: the JSONL export;
+- ``spec``: one unit from a flat spec (:func:`run_spec`), registered as study ``dynahmrc``;
+- ``experiments``, ``report``: notebook 06's grid and tables (imported by the notebook, not here).
+"""
 
-__all__ = ["actions", "brain", "layout", "robots", "world"]
+from ...runs import notebook_parameters as parameters
+from . import actions, brain, difficulty, framework, layout, metrics, offline, robots, stats, tasks, variations, world
+from .conformance import conformance_cases
+from .spec import DEFAULTS, RECORD_SCHEMA, is_invalid, resolve, run_spec, sabotage, validate
+
+__all__ = ["DEFAULTS", "RECORD_SCHEMA", "actions", "brain", "conformance_cases", "difficulty", "framework",
+           "is_invalid", "layout", "metrics", "offline", "parameters", "resolve", "robots", "run_spec", "sabotage",
+           "stats", "tasks", "validate", "variations", "world"]

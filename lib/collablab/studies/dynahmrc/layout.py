@@ -12,8 +12,9 @@ BestMan's A* navigation and BIT* arm planning are not available; this layer keep
   elevated place.
 - **Stand poses.** Each ground place has stand poses ``stand_pose_<k>``: points :data:`STAND_GAP_M`
   outside the middle of each side of its box (two per side longer than :data:`LONG_SIDE_M`), kept
-  when they lie inside a room (the scene graph's navigation target points, §3.3). A pose may still
-  be unusable for a given robot (too close to other furniture): Navigation Failed (1) says so. An
+  when they lie inside a room with at least :data:`POSE_CLEARANCE_M` of clearance (the scene graph's
+  navigation target points, §3.3). A pose may still be unusable for a larger robot (too close to
+  other furniture): Navigation Failed (1) says so. An
   elevated place has one pose: the hover point above its centre.
 - **Costmap.** A 2-D occupancy grid of the apartment at :data:`RESOLUTION_M`: a cell is free when it
   lies inside a room (a wall margin inside) or a door opening, and, for ground robots, outside every
@@ -39,10 +40,16 @@ from ...world import Scene
 
 Point = tuple[float, float]
 
-__all__ = ["ELEVATED_TOP_M", "LONG_SIDE_M", "Layout", "Place", "Point", "RESOLUTION_M", "STAND_GAP_M",
+__all__ = ["ELEVATED_TOP_M", "LONG_SIDE_M", "Layout", "MOVE_LIMIT_M", "Place", "Point", "RESOLUTION_M", "STAND_GAP_M",
            "WALL_MOUNTED_M", "distance", "layout_of"]
 
 RESOLUTION_M = 0.1
+#: The longest ``move`` (the local costmap's radius).
+MOVE_LIMIT_M = 1.0
+#: A stand pose is listed when a robot of this radius fits there (the smallest ground footprint
+#: among our types is 0.25 m; 0.2 m keeps poses a drone or a slim robot can use). Larger robots may
+#: still fail there with Navigation Failed (1).
+POSE_CLEARANCE_M = 0.2
 STAND_GAP_M = 0.45
 LONG_SIDE_M = 1.6
 ELEVATED_TOP_M = 1.6
@@ -199,8 +206,9 @@ class Layout:
     def local_costmap(self, centre: Point, goal: Point, radius_m: float, flies: bool, half_cells: int = 5,
                       step_m: float = 0.2) -> list[list[str]]:
         """The robot-centred local costmap of the ``move`` action's second call (§3.3): rows of
-        ``.`` free, ``#`` obstacle, ``G`` the goal's cell, ``R`` the robot; row 0 is the most
-        negative y; cell (r, c) lies at (dx, dy) = ((c - half) * step, (r - half) * step)."""
+        ``.`` free, ``#`` obstacle (or farther than :data:`MOVE_LIMIT_M`), ``G`` the goal's cell, ``R``
+        the robot; row 0 is the most negative y; cell (r, c) lies at (dx, dy) = ((c - half) * step,
+        (r - half) * step)."""
         free = self.free(radius_m, flies)
         rows = []
         for r in range(-half_cells, half_cells + 1):
@@ -208,7 +216,8 @@ class Layout:
             for c in range(-half_cells, half_cells + 1):
                 p = (centre[0] + c * step_m, centre[1] + r * step_m)
                 cell = self.cell(p)
-                ch = "." if cell is not None and free[cell] else "#"
+                within = math.hypot(r * step_m, c * step_m) <= MOVE_LIMIT_M + 1e-9
+                ch = "." if cell is not None and free[cell] and within else "#"
                 if r == 0 and c == 0:
                     ch = "R"
                 elif abs(goal[0] - p[0]) <= step_m / 2 and abs(goal[1] - p[1]) <= step_m / 2:
@@ -259,20 +268,33 @@ class Layout:
                     q = (cx + sign * (h_across + STAND_GAP_M), cz + t) if axis == 0 else \
                         (cx + t, cz + sign * (h_across + STAND_GAP_M))
                     c = self.cell(q)
-                    if c is not None and self.inside[c] and (not p.room or self.room_at(q) == p.room):
+                    if c is not None and self.inside[c] and (not p.room or self.room_at(q) == p.room) \
+                            and self.is_free(q, POSE_CLEARANCE_M, False):
                         out.append((round(q[0], 3), round(q[1], 3)))
         return out
 
     def _working_table(self) -> tuple[str, Point]:
+        """The table (and the edge of it) the tabletop manipulator stands at: among tables, the edge
+        with the most stand poses a mobile manipulator can use, then the larger table."""
         tables = [p for p in self.places.values() if p.cls in TABLE_CLASSES and not p.elevated and p.surface]
         if not tables:
             tables = [p for p in self.places.values() if p.surface and not p.elevated and p.top_m < 1.2]
         if not tables:
             raise ValueError("scene: no table or low surface for the tabletop manipulator's working table")
-        t = max(tables, key=lambda p: (p.half[0] * p.half[1], p.handle))
-        (cx, cz), (hx, hz) = t.centre, t.half
-        base = (cx, cz - hz) if hx >= hz else (cx - hx, cz)
-        return t.handle, (round(base[0], 3), round(base[1], 3))
+        best: tuple[int, float, str] | None = None
+        base: Point = (0.0, 0.0)
+        for t in tables:
+            (cx, cz), (hx, hz) = t.centre, t.half
+            for edge in ((cx, cz - hz), (cx, cz + hz), (cx - hx, cz), (cx + hx, cz)):
+                on_edge = [q for q in t.stand_poses if distance(q, edge) < max(hx, hz) + STAND_GAP_M + 0.01
+                           and abs((q[0] - edge[0]) if edge[1] in (cz - hz, cz + hz) else (q[1] - edge[1]))
+                           <= max(hx, hz)]
+                usable = sum(self.is_free(q, 0.3, False) for q in on_edge)
+                key = (usable, t.half[0] * t.half[1], t.handle)
+                if best is None or key > best:
+                    best, base = key, (round(edge[0], 3), round(edge[1], 3))
+        assert best is not None
+        return best[2], base
 
     # -- queries ---------------------------------------------------------------------------
     def ground_places(self) -> list[Place]:

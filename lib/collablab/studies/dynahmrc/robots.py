@@ -55,8 +55,8 @@ class RobotType:
         return "pick" in self.actions
 
 
-#: The four types. Reach: a tabletop arm 0.85 m, a mobile arm 0.75 m, a drone's suction 0.45 m
-#: (from its hover point). Descriptions follow the self-description prompts' Role lines.
+#: The four types. Reach: a tabletop arm 0.85 m, a mobile arm 0.75 m, a drone's suction 0.9 m
+#: (it hovers over the surface and lowers the gripper). Descriptions follow the self-description prompts' Role lines.
 ROBOT_TYPES: dict[str, RobotType] = {t.code: t for t in (
     RobotType("MoMa", "mobile manipulation robot", "Alice", ACTIONS, reach_m=0.75, radius_m=0.3,
               description="configured with a wheeled chassis and a single manipulator arm; it navigates across the "
@@ -67,7 +67,7 @@ ROBOT_TYPES: dict[str, RobotType] = {t.code: t for t in (
     RobotType("Mo", "mobile robot", "David", ("navigate", "communicate", "wait"), radius_m=0.25,
               description="a wheeled chassis; it navigates and moves on the ground, cannot manipulate any objects and "
                           "cannot open any hinged objects"),
-    RobotType("UAV", "drone robot", "Lucy", ("navigate", "pick", "place", "communicate", "wait"), reach_m=0.45,
+    RobotType("UAV", "drone robot", "Lucy", ("navigate", "pick", "place", "communicate", "wait"), reach_m=0.9,
               flies=True, radius_m=0.2,
               description="a quadrotor drone with a fixed suction gripper; it is capable of aerial navigation and "
                           "manipulation"),
@@ -80,8 +80,10 @@ COMPOSITIONS = ("Ma-MoMa", "Ma-UAV", "Ma-MoMa-Mo", "Ma-MoMa-UAV", "Ma-Mo-UAV", "
 #: Addition of a new collaborator (ANC, §4.3): before -> after.
 ANC_TRANSITIONS = {"Ma-MoMa": "Ma-MoMa-UAV", "Ma-UAV": "Ma-MoMa-UAV", "Ma-MoMa-Mo": "Ma-MoMa-Mo-UAV",
                    "Ma-Mo-UAV": "Ma-MoMa-Mo-UAV"}
-#: Removal of an existing collaborator (REC): the reverse of ANC.
-REC_TRANSITIONS = {after: before for before, after in ANC_TRANSITIONS.items()}
+#: Removal of an existing collaborator (REC): the reverse of ANC. Two ANC transitions end in each of
+#: the larger teams, so the reverse is not unique; ours removes the drone, the collaborator ANC adds
+#: to Ma-MoMa and Ma-MoMa-Mo (the 3- and 4-type teams keep their mobile manipulator).
+REC_TRANSITIONS = {"Ma-MoMa-UAV": "Ma-MoMa", "Ma-MoMa-Mo-UAV": "Ma-MoMa-Mo"}
 
 
 def robot_type(code: str) -> RobotType:

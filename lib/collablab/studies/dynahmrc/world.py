@@ -24,7 +24,8 @@ applies one atomic action and returns its :class:`Feedback`. Feedback kinds (``k
 - ``place_failed_1`` empty gripper; ``place_failed_2`` the object named is not the one held;
   ``place_failed_3`` the object cannot be put at that place (unknown, closed, elevated for a ground
   arm, or out of reach); ``place_failed_4`` the placement violates the task's (implicit) constraint:
-  only the tabletop manipulator places onto the target receptacle;
+  only the tabletop manipulator places onto the target receptacle (checked before reach: the rule
+  answers the request itself, so any attempt reveals it);
 - ``invalid_action``: not an action of this robot's type (``tab:atomic_action``) or not parseable.
 
 Every feedback ends with the common Target Task Status line.
@@ -50,10 +51,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from .actions import Action, ActionError, parse_action
-from .layout import Layout, Place, Point, distance
+from .layout import MOVE_LIMIT_M, Layout, Place, Point, distance
 from .robots import MANIPULATION, RobotType, robot_type
 
-__all__ = ["FEEDBACK_KINDS", "Feedback", "Message", "Obj", "Robot", "RobotWorld", "TASK_KINDS", "TaskLayout"]
+__all__ = ["COLOURS", "FEEDBACK_KINDS", "Feedback", "Message", "Obj", "Robot", "RobotWorld", "TASK_KINDS", "TaskLayout"]
 
 TASK_KINDS = ("pack", "sort", "sandwich")
 COLOURS = ("red", "orange", "yellow", "green", "blue", "purple")
@@ -64,7 +65,6 @@ FEEDBACK_KINDS = (
     "open_failed_1", "open_failed_2", *(f"pick_failed_{k}" for k in range(1, 5)),
     *(f"place_failed_{k}" for k in range(1, 5)),
 )
-MOVE_LIMIT_M = 1.0
 
 
 @dataclass
@@ -385,7 +385,7 @@ class RobotWorld:
                         distance(other.pos, goal) < t.radius_m + other.type.radius_m:
                     return self._fb(robot, text, False, f"{prefix}_failed_1",
                                     f"Failed: the end point is occupied ({other.name} stands there).")
-        if goal_room in blocked or L.room_at(robot.pos) in blocked:
+        if goal_room in blocked:
             return self._fb(robot, text, False, f"{prefix}_failed_4",
                             f"Failed: {goal_room or 'the target'} is a restricted or inaccessible zone for "
                             f"{robot.name}.")
@@ -512,14 +512,14 @@ class RobotWorld:
         if (p.container and not p.surface and not self.open.get(a.where, True)) or (p.elevated and not robot.type.flies):
             return self._fb(robot, text, False, "place_failed_3",
                             f"Failed: {a.target} has not been placed at {a.where} (closed or out of reach).")
+        if a.where in self.receptacles and robot.type.code not in MANIPULATION:
+            return self._fb(robot, text, False, "place_failed_4",
+                            f"Failed: placing {a.target} on/into {a.where} violates the task constraints.")
         d = self._near(robot, p)
         if d > robot.type.reach_m:
             return self._fb(robot, text, False, "place_failed_3",
                             f"Failed: {a.target} has not been placed at {a.where}: it is {d:.2f} m away "
                             f"(reach {robot.type.reach_m:.2f} m).")
-        if a.where in self.receptacles and robot.type.code not in MANIPULATION:
-            return self._fb(robot, text, False, "place_failed_4",
-                            f"Failed: placing {a.target} on/into {a.where} violates the task constraints.")
         o = self.objects[a.target]
         o.held_by, o.place = None, a.where
         o.inside = p.container and not p.surface

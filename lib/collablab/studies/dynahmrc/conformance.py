@@ -1,0 +1,28 @@
+"""What :mod:`collablab.testing` needs of the DynaHMRC study: a case per backend and method on
+short generated tasks (dynahmrc.tex §4.2). Faults come from :func:`.spec.sabotage`, invalid
+records from :func:`.spec.is_invalid`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["CASES", "conformance_cases"]
+
+#: Methods run by backend brains (the search baselines do not call a model per robot).
+CASES: dict[str, dict[str, Any]] = {
+    "dynahmrc": {"method": "dynahmrc", "team": "Ma-MoMa-Mo"},
+    "dynahmrc/no_leader": {"method": "dynahmrc", "leader": False, "team": "Ma-MoMa"},
+    "coela": {"method": "coela", "team": "Ma-UAV"},
+    "coherent": {"method": "coherent", "team": "Ma-MoMa"},
+}
+
+
+def conformance_cases(base_url: str) -> dict[str, dict[str, Any]]:
+    """Named specs ``<backend>/<case>``; LLM cases point at ``base_url`` (an easy task each)."""
+    llm = {"backend": "llm", "model": "conformance", "base_url": base_url, "provider": "compat",
+           "llm_cache_mode": "off", "llm_max_attempts": 1, "max_tokens": 64}
+    cases: dict[str, dict[str, Any]] = {}
+    for name, case in CASES.items():
+        cases[f"heuristic/{name}"] = {"instance": 0, "seed": 3, **case}
+        cases[f"llm/{name}"] = {"instance": 0, "seed": 3, **case, **llm}
+    return cases

@@ -1,0 +1,135 @@
+"""Notebook 06's experiment: from its parameters (``P``) to the specs it runs, the run, and the
+records read back as one frame per episode (dynahmrc.tex §4.4-4.6, appendix).
+
+Four blocks, each a list of specs (duplicates across blocks run once):
+
+- **static** (``tab:constant_exp``, ``fig:robodiff``, ``fig:robocomb``): kinds x levels x the six
+  compositions x ``n_tasks`` tasks x ``methods`` (DynaHMRC, CoELA-style, COHERENT-style);
+- **search** (MCTS, MCTS-NoINS, and LLM-MCTS on Sort Solids): kinds x ``search_levels`` x
+  compositions x ``search_tasks`` tasks (search is slow; its own, smaller slice);
+- **dynamic** (``tab:goal_exp`` ... ``tab:removal_exp``, ``fig:robodyta``): kinds x variations (CTO,
+  IRZ, ANC, REC at ``T``) x the compositions each allows x ``n_tasks`` x ``methods``, at medium
+  difficulty with the 30-step cap;
+- **ablation** (``tab:ablation``, ``tab:memory_length``, ``tab:random_votes``): DynaHMRC without
+  history, feedback, leader or reflection, with memory 15 and with 50% random votes, on the static
+  medium tasks and the variations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ...analysis.findings import backend_of
+from ...runs import run_notebook_grid
+from .robots import ANC_TRANSITIONS, COMPOSITIONS, REC_TRANSITIONS
+from .spec import DEFAULTS, validate
+from .variations import IRZ_TEAMS
+
+Params = dict[str, Any]
+FN = "collablab.studies.dynahmrc:run_spec"
+NOTEBOOK = "06_heterogeneous_dynamic_teams"
+#: Ablations by label: the spec keys each sets (``tab:ablation``; memory and random votes from the appendix).
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "full": {}, "w/o history": {"history": False}, "w/o feedback": {"feedback": False},
+    "w/o leader": {"leader": False}, "w/o reflection": {"reflection": False}, "memory 15": {"memory": 15},
+    "50% random votes": {"random_votes": 0.5},
+}
+VARIATION_TEAMS = {"CTO": COMPOSITIONS, "IRZ": IRZ_TEAMS, "ANC": tuple(ANC_TRANSITIONS),
+                   "REC": tuple(REC_TRANSITIONS)}
+METHOD_LABELS = {"dynahmrc": "DynaHMRC", "coela": "CoELA", "coherent": "COHERENT", "mcts": "MCTS",
+                 "mcts_noins": "MCTS-NoINS", "llm_mcts": "LLM-MCTS"}
+
+__all__ = ["ABLATIONS", "FN", "METHOD_LABELS", "NOTEBOOK", "VARIATION_TEAMS", "backend_keys", "episode_frame",
+           "run_notebook", "specs"]
+
+
+def backend_keys(P: Params) -> dict[str, Any]:
+    """The spec keys naming the robots' backend: the heuristic's profile, or the model endpoint."""
+    if P["backend"] == "heuristic":
+        return {"backend": "heuristic", "profile": P["profile"]}
+    keys = {"model": P["model"], "base_url": P["base_url"] or None, "provider": P["provider"],
+            "llm_cache_mode": P["llm_cache_mode"] or None}
+    return {"backend": "llm", **{k: v for k, v in keys.items() if v != DEFAULTS[k]}}
+
+
+def _check_int(P: Params, key: str, low: int) -> int:
+    v = P[key]
+    if isinstance(v, bool) or not isinstance(v, int) or v < low:
+        raise ValueError(f"{key}: must be an integer >= {low}, got {v!r}")
+    return v
+
+
+def specs(P: Params) -> list[dict[str, Any]]:
+    """Every unit of the notebook's grid (static, search, dynamic, ablation), duplicates once, each
+    tagged with its block (``block``) and ablation label (``ablation_label``)."""
+    n, ns = _check_int(P, "n_tasks", 1), _check_int(P, "search_tasks", 0)
+    base = {**backend_keys(P), "task_seed": P["task_seed"]}
+    out: list[dict[str, Any]] = []
+
+    def add(spec: dict[str, Any]) -> None:
+        for r in P["runs"]:
+            out.append({**base, **spec, **({"run": r} if r else {})})
+
+    for kind in P["kinds"]:
+        for level in P["levels"]:
+            for team in P["teams"]:
+                for i in range(n):
+                    for m in P["methods"]:
+                        add({"kind": kind, "level": level, "team": team, "instance": i, "method": m})
+                    if level == "medium":
+                        for label in P["ablations"]:
+                            add({"kind": kind, "level": level, "team": team, "instance": i, "method": "dynahmrc",
+                                 **ABLATIONS[label]})
+        for level in P["search_levels"]:
+            for team in P["teams"]:
+                for i in range(ns):
+                    for m in P["search_methods"]:
+                        if m == "llm_mcts" and kind != "sort":
+                            continue
+                        add({"kind": kind, "level": level, "team": team, "instance": i, "method": m,
+                             "mcts_iterations": P["mcts_iterations"]})
+        for v in P["variations"]:
+            if v not in VARIATION_TEAMS:
+                raise ValueError(f"variations: {v!r} not allowed; allowed: {', '.join(VARIATION_TEAMS)}")
+            for team in [t for t in P["teams"] if t in VARIATION_TEAMS[v]]:
+                for i in range(n):
+                    for m in P["methods"]:
+                        add({"kind": kind, "team": team, "instance": i, "method": m, "variation": v, "T": P["T"]})
+                    for label in P["ablations"]:
+                        add({"kind": kind, "team": team, "instance": i, "method": "dynahmrc", "variation": v,
+                             "T": P["T"], **ABLATIONS[label]})
+    seen, unique = set(), []
+    for s in out:
+        key = tuple(sorted(s.items()))
+        if key not in seen:
+            seen.add(key)
+            unique.append(s)
+    return unique
+
+
+def run_notebook(P: Params) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Run (or resume) the notebook's grid; ``(episodes, steps, run folder)``."""
+    grid = specs(P)
+    if not grid:
+        raise ValueError("kinds/levels/teams/methods: this run has no unit to run")
+    return run_notebook_grid(grid, fn=FN, notebook=NOTEBOOK, P=P, spec_defaults=DEFAULTS, validate=validate)
+
+
+def episode_frame(episodes: pd.DataFrame) -> pd.DataFrame:
+    """The episode records with display columns: ``method_label``, ``setting`` (Static or the
+    variation), ``ablation_label`` (``full`` for the unablated framework) and 0/1 ``success``."""
+    e = episodes.copy()
+    if "backend" not in e.columns:
+        e["backend"] = backend_of(e)
+    e["method_label"] = e["method"].map(METHOD_LABELS).fillna(e["method"])
+    e["setting"] = e["variation"].where(e["variation"] != "none", "Static")
+    labels = []
+    for abl, mem, rv in zip(e["ablation"], e["memory"], e["random_votes"]):
+        labels.append(f"w/o {abl}" if abl != "none" else "memory 15" if mem == 15 else
+                      "50% random votes" if rv == 0.5 else "full" if mem == DEFAULTS["memory"] and not rv else
+                      f"memory {mem}, {rv:.0%} random votes")
+    e["ablation_label"] = labels
+    e["success"] = e["success"].astype(bool).astype(float)
+    return e

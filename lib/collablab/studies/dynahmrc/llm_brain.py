@@ -1,0 +1,569 @@
+"""DynaHMRC's robots on an OpenAI-compatible model: :class:`LLMBrain`, the LLM backend of the
+:class:`~.brain.Brain` protocol (dynahmrc.tex §3.2-3.4, ``algo:collaboration``; the prompts are the
+appendix blocks ``lab:selfDP``, ``lab:TALBP``, ``lab:LEP``, ``lab:HMRCP``, ``lab:RGDP``).
+
+Every stage is one chat call (a ``move`` takes a second one): a system and a user message built by
+:func:`build_messages` from ``prompts/*.txt`` (``${name}`` placeholders) and the robot's
+:class:`~.brain.Context`. The calls (:data:`CALLS`):
+
+===============  =======================  ==============================================  ==========================
+call             Brain method             prompt                                          reply read into ``value``
+===============  =======================  ==============================================  ==========================
+``SD``           ``describe``             ``lab:selfDP`` (Role and Skills per type)       Contents (str)
+``TALB``         ``propose``              ``lab:TALBP``                                   ``(Plan, speech)``
+``LE``           ``vote``                 ``lab:LEP`` (+ the earlier rounds' counts)      Leader (a candidate)
+``LE_REFEREE``   ``referee``              ours, in the ``lab:LEP`` style (see below)      Leader (a candidate)
+``HMRC``         ``act``                  ``lab:HMRCP`` (per-type Role/Principles)        the action text
+``HMRC_MOVE``    ``move_offset``          ours: the local costmap of §3.3 Planning        ``(dx, dy)``
+``GD``           ``reflect``              ``lab:RGDP`` participants                       ``(summary, plan text)``
+``LP``           ``update_plan``          ``lab:RGDP`` leader                             :class:`~.brain.Plan`
+===============  =======================  ==============================================  ==========================
+
+Decisions the paper leaves open (ours):
+
+- **Referee.** §3.2 only says a referee LLM picks one leader "based on the candidate plans and the
+  accumulated voting history" after ``K_sel`` = 3 rounds; ``referee_*.txt`` is a short prompt in the
+  style of the election prompt, with the same Thoughts / Reasons / Leader answer.
+- **Move.** The second call shows the costmap of :meth:`~.layout.Layout.local_costmap` with row and
+  column labels (dy, dx in metres) and asks for ``move(dx, dy)`` or ``cell(row, column)``; the cell
+  step is ``ctx.extra["costmap_step_m"]`` (default 0.2, the layout's). The skills list asks for a
+  bare ``move()`` in the first call; ``act`` returns a bare ``move`` / ``[move]`` / ``move()`` as
+  ``"move()"`` (the one action text that does not parse: the framework's cue for the second call);
+  a move written with its offsets is an ordinary action.
+- **TALB.** The Contents' two parts are asked for as ``Plan: ...`` and ``Speech: ...`` lines; a reply
+  without them is read as a plan with an empty speech. The task sentence is added to the user
+  prompt (the paper's ``q_i(d_i, tau_i)`` takes it; the block does not show it).
+- **Task text.** ``${target_task}`` is the task sentence plus its target objects, receptacles and the
+  manipulator's working table (:class:`~.brain.TaskInfo`: what the robots are told).
+- **Different requirement.** ``${different_require}`` of ``lab:HMRCP`` item 4 is one sentence for the
+  leader and one for the others (``require_*.txt``).
+- **Examples.** The block's omitted examples are short ones of ours (``examples.txt``), each shown
+  to the types that have its action.
+- **Reflection in execution.** A robot's latest reflection summary (``ctx.lessons``) is shown in its
+  HMRC prompt; GD and LP prompts also show the task, team, plan and task status.
+
+Replies are read by section headers (``Thoughts:``, ``Contents:`` ...; markdown bold, numbering and a
+``<think>`` block are tolerated). A reply that cannot be used gives ``Reply(invalid=why)``, never an
+exception; a failure that is not the model's (server down, missing key, HTTP errors after the
+client's retries) raises :class:`BrainError` (the unit fails and a rerun retries it). An empty reply
+counts as the model's (invalid). Tokens are the server's ``usage``.
+
+Call ids are logical: ``<namespace><episode>/<robot>/<call>/s<step>`` (``/r<round>`` for votes),
+``episode`` from ``ctx.extra["episode"]``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ...llm import LLMClient, LLMResult
+from .actions import ActionError, format_action, parse_action
+from .brain import Context, Plan, Reply
+from .robots import ACTIONS, robot_type
+
+__all__ = [
+    "CALLS",
+    "DEFAULT_COSTMAP_STEP_M",
+    "BrainError",
+    "LLMBrain",
+    "build_messages",
+    "costmap_text",
+    "parse_leader",
+    "parse_move_offset",
+    "parse_sections",
+    "prompt_template",
+    "read_reply",
+    "scene_graph_text",
+]
+
+#: The calls of one robot (see the module docstring): the six stages plus the referee and the move's
+#: second call.
+CALLS = ("SD", "TALB", "LE", "LE_REFEREE", "HMRC", "HMRC_MOVE", "GD", "LP")
+#: The local costmap's cell size when the context does not say (``Layout.local_costmap``'s default).
+DEFAULT_COSTMAP_STEP_M = 0.2
+PROMPTS = Path(__file__).with_name("prompts")
+_PLACEHOLDER = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_THINK = re.compile(r"<think>(.*?)(?:</think>|$)", re.DOTALL | re.IGNORECASE)
+#: Section names of each answer format and the header words that open them.
+_HEADERS: dict[str, str] = {
+    "thoughts": r"thoughts?|thinking|reasoning",
+    "contents": r"contents?",
+    "reasons": r"reasons?",
+    "leader": r"(?:selected\s+|elected\s+)?leader",
+    "summaries": r"summar(?:y|ies)",
+    "plans": r"plans?",
+    "plan": r"(?:proposed\s+)?(?:collaboration\s+|division[- ]of[- ]labou?r\s+)?plan",
+    "speech": r"(?:leader(?:ship)?\s+)?(?:campaign\s+)?speech",
+}
+
+
+class BrainError(RuntimeError):
+    """A call failed for a reason that is not the model's answer (server down, missing key, retries
+    exhausted): raised, never recorded as an action."""
+
+
+# -- prompt text -------------------------------------------------------------------------------
+@functools.cache
+def prompt_template(name: str) -> str:
+    """The text of ``prompts/<name>.txt`` (without its final newline)."""
+    return (PROMPTS / f"{name}.txt").read_text(encoding="utf-8").rstrip("\n")
+
+
+def _fill(template: str, **values: Any) -> str:
+    def sub(m: re.Match[str]) -> str:
+        if m.group(1) not in values:
+            raise KeyError(f"prompts/{template}.txt: placeholder ${{{m.group(1)}}} has no value")
+        return str(values[m.group(1)])
+    return _PLACEHOLDER.sub(sub, prompt_template(template))
+
+
+def _pt(p: Sequence[float]) -> str:
+    return f"[{p[0]:.2f}, {p[1]:.2f}]"
+
+
+def _kind(code: str) -> str:
+    return robot_type(code).kind
+
+
+def _team(ctx: Context) -> dict[str, str]:
+    """name -> type kind of the current team, the robot itself first."""
+    return {ctx.name: ctx.type.kind, **{n: _kind(c) for n, c in ctx.teammates}}
+
+
+def _teammates(ctx: Context) -> str:
+    return ", ".join(f"{n} ({_kind(c)})" for n, c in ctx.teammates) or "none (you work alone)"
+
+
+def _team_text(ctx: Context) -> str:
+    return ", ".join(f"{n} ({k})" for n, k in _team(ctx).items())
+
+
+def _target_task(ctx: Context) -> str:
+    t = ctx.task
+    parts = [t.text.rstrip(". ")]
+    extra = []
+    if t.targets:
+        extra.append(f"target objects: {', '.join(t.targets)}")
+    if t.receptacles:
+        extra.append(f"receptacles: {', '.join(t.receptacles)}")
+    if t.working_table:
+        extra.append(f"the manipulation robot's working table: {t.working_table}")
+    if extra:
+        parts.append(f"({'; '.join(extra)})")
+    return " ".join(parts)
+
+
+def _skills(ctx: Context) -> str:
+    help_ = {}
+    for line in prompt_template("skills").splitlines():
+        name, sep, text = line.partition(":")
+        if sep:
+            help_[name.strip()] = text.strip()
+    missing = [a for a in ACTIONS if a not in help_]
+    if missing:
+        raise ValueError(f"prompts/skills.txt: no line for {', '.join(missing)}")
+    return "\n".join(f"{i}. {help_[a]}" for i, a in enumerate(ctx.type.actions, 1))
+
+
+def _examples(ctx: Context) -> str:
+    """The examples of ``examples.txt`` whose action this robot's type has (its first line is the
+    introduction; each example starts with ``- ``)."""
+    head, *rest = prompt_template("examples").split("\n- ")
+    keep = [ex for ex in rest if ctx.type.can(parse_action(ex.split("Contents:", 1)[1]).name)]
+    return "\n- ".join([head, *keep]) if keep else head
+
+
+def _role(ctx: Context) -> str:
+    return _fill(f"role_{ctx.type.code}", name=ctx.name)
+
+
+def _plan_text(ctx: Context) -> str:
+    text = ctx.plan.text.strip().rstrip(".").strip() if ctx.plan is not None else ""
+    return text or "no plan yet"
+
+
+def _leader(ctx: Context) -> str:
+    return ctx.leader or "No one"
+
+
+def _pt1(p: Sequence[float]) -> str:
+    return f"[{p[0]:.1f}, {p[1]:.1f}]"
+
+
+def scene_graph_text(ctx: Context) -> str:
+    """The robot's scene graph: its places by room (position, open state, stand poses, elevated;
+    coordinates in metres to 0.1 m) and the objects it has perceived (where, at which point)."""
+    rooms: dict[str, list[str]] = {}
+    for p in ctx.places:
+        fields = [f"pos: {_pt1(p.pos)}"]
+        if p.state:
+            fields.append(f"state: {p.state}")
+        if p.stand_poses:
+            fields.append("stand: [" + ", ".join(f"{k}: {_pt1(s)}" for k, s in enumerate(p.stand_poses)) + "]")
+        if p.elevated:
+            fields.append("elevated")
+        rooms.setdefault(p.room or "unknown room", []).append(f"  {p.handle}: ({', '.join(fields)})")
+    lines = ["Places (navigate(<place>, stand_pose_<k>) goes to the stand pose numbered k):"]
+    for room, items in rooms.items():
+        lines += [f"- {room}:", *items]
+    if not rooms:
+        lines.append("- none known")
+    if ctx.objects:
+        lines.append("Objects found:")
+        lines += [f"- {h}: (at: {place}, pos: {_pt(pos)})" for h, (place, pos) in ctx.objects.items()]
+    else:
+        lines.append("Objects found: none yet.")
+    return "\n".join(lines)
+
+
+def _robot_status(ctx: Context) -> str:
+    s = f"Current robot states: pos: {_pt(ctx.pos)}."
+    if ctx.at:
+        s += f" The robot is at {ctx.at}."
+    if ctx.type.manipulates:
+        s += f" The gripper is holding {ctx.held}." if ctx.held else " The gripper is empty."
+        s += f" Maximum grasping range: {ctx.type.reach_m:.2f} m."
+    return s
+
+
+def _history(items: Sequence[str]) -> str:
+    if not items:
+        return " none yet."
+    return "".join(f"\n{i}. {' / '.join(x.strip() for x in str(it).splitlines() if x.strip())}"
+                   for i, it in enumerate(items, 1))
+
+
+def _proposals_text(ctx: Context, only: Sequence[str] | None = None) -> str:
+    kinds = _team(ctx)
+    lines = []
+    for name, (plan, speech) in ctx.proposals.items():
+        if only is not None and name not in only:
+            continue
+        who = f"{name} ({kinds[name]})" if name in kinds else name
+        lines.append(f"- {who}:\n  Plan: {plan.strip() or '(none)'}\n  Campaign speech: {speech.strip() or '(none)'}")
+    return "\n".join(lines) or "none"
+
+
+def _votes_text(history: Sequence[Mapping[str, int]]) -> str:
+    return "\n".join(f"Round {k}: " + (", ".join(f"{n} {v} vote{'s' if v != 1 else ''}" for n, v in counts.items())
+                                       or "no valid vote") + "."
+                     for k, counts in enumerate(history, 1)) or "none"
+
+
+def _candidates(ctx: Context, candidates: Sequence[str] | None) -> list[str]:
+    if candidates is not None:
+        return list(candidates)
+    return list(ctx.proposals) or list(_team(ctx))
+
+
+def costmap_text(costmap: Sequence[Sequence[str]], step_m: float = DEFAULT_COSTMAP_STEP_M) -> str:
+    """The local costmap as a labelled grid: a line of column indices, a line of each column's dx,
+    then one line per row (its index, its dy, its cells), row 0 first (the most negative y)."""
+    if not costmap:
+        return "(empty costmap)"
+    half, chalf, cols, w = len(costmap) // 2, len(costmap[0]) // 2, len(costmap[0]), 6
+    lines = ["column:".ljust(14) + "".join(str(c).rjust(w) for c in range(cols)),
+             "row (dy) dx:".ljust(14) + "".join(f"{(c - chalf) * step_m:+.1f}".rjust(w) for c in range(cols))]
+    for r, row in enumerate(costmap):
+        lines.append(f"{r:>3} ({(r - half) * step_m:+.1f})".ljust(14) + "".join(str(ch).rjust(w) for ch in row))
+    return "\n".join(lines)
+
+
+def _costmap_step(ctx: Context) -> float:
+    return float(ctx.extra.get("costmap_step_m", DEFAULT_COSTMAP_STEP_M))
+
+
+def build_messages(ctx: Context, stage: str, *, candidates: Sequence[str] | None = None) -> list[dict[str, str]]:
+    """System and user messages of one call (``stage`` one of :data:`CALLS`); ``candidates`` are the
+    leader candidates of ``LE`` / ``LE_REFEREE`` (default: the proposers, else the team). Pure."""
+    if stage not in CALLS:
+        raise ValueError(f"stage: {stage!r}; allowed: {', '.join(CALLS)}")
+    common = {"name": ctx.name, "target_task": _target_task(ctx), "teammates": _teammates(ctx)}
+    if stage == "SD":
+        system = prompt_template("sd_system")
+        user = _fill("sd_user", **common, role=_role(ctx), skills=_skills(ctx))
+    elif stage == "TALB":
+        intros = "\n".join(f"- {n} ({_team(ctx).get(n, 'robot')}): {d.strip()}"
+                           for n, d in ctx.self_descriptions.items()) or "none"
+        system = prompt_template("talb_system")
+        user = _fill("talb_user", **common, self_introductions=intros)
+    elif stage == "LE":
+        cands = _candidates(ctx, candidates)
+        votes = _fill("le_votes", vote_history=_votes_text(ctx.vote_history)) + "\n" if ctx.vote_history else ""
+        system = prompt_template("le_system")
+        user = _fill("le_user", name=ctx.name, plan=_proposals_text(ctx), votes=votes, candidates=", ".join(cands))
+    elif stage == "LE_REFEREE":
+        cands = _candidates(ctx, candidates)
+        system = _fill("referee_system", rounds=len(ctx.vote_history))
+        user = _fill("referee_user", target_task=common["target_task"], team=_team_text(ctx),
+                     plan=_proposals_text(ctx, cands), vote_history=_votes_text(ctx.vote_history),
+                     candidates=", ".join(cands))
+    elif stage == "HMRC_MOVE":
+        if not ctx.costmap:
+            raise ValueError("HMRC_MOVE needs ctx.costmap (the local costmap of the move's second call)")
+        step_m = _costmap_step(ctx)
+        system = _fill("move_system", role=_role(ctx), target_task=common["target_task"], leader=_leader(ctx),
+                       plan=_plan_text(ctx))
+        user = _fill("move_user", goal=ctx.goal or "the target object", robot_status=_robot_status(ctx),
+                     step_m=f"{step_m:g}", half=len(ctx.costmap) // 2, costmap=costmap_text(ctx.costmap, step_m))
+    elif stage == "HMRC":
+        if ctx.leader is None:
+            require = prompt_template("require_none")
+        else:
+            require = prompt_template("require_leader" if ctx.leader == ctx.name else "require_member")
+        system = _fill("hmrc_system", **common, role=_role(ctx), skills=_skills(ctx), leader=_leader(ctx),
+                       plan=_plan_text(ctx), different_require=require, examples=_examples(ctx),
+                       principles=prompt_template(f"principles_{ctx.type.code}"))
+        lessons = _fill("lessons", lessons=" ".join(x.strip() for x in ctx.lessons)) + "\n" if ctx.lessons else ""
+        user = _fill("hmrc_user", task_status=ctx.task_status, step=ctx.step, max_steps=ctx.max_steps,
+                     scene_graph=scene_graph_text(ctx), robot_status=_robot_status(ctx),
+                     feedback_history=_history(ctx.feedback_history), action_history=_history(ctx.action_history),
+                     message_history=_history(ctx.message_history), lessons=lessons)
+    elif stage == "GD":
+        system = prompt_template("gd_system")
+        user = _fill("gd_user", **common, kind=ctx.type.kind, leader=_leader(ctx), plan=_plan_text(ctx),
+                     task_status=ctx.task_status, step=ctx.step, max_steps=ctx.max_steps,
+                     scene_graph=scene_graph_text(ctx), robot_status=_robot_status(ctx),
+                     feedback_history=_history(ctx.feedback_history), action_history=_history(ctx.action_history),
+                     message_history=_history(ctx.message_history))
+    else:  # LP
+        kinds = _team(ctx)
+        reports = "\n".join(f"- {n} ({kinds.get(n, 'robot')}):\n  Summaries: {s.strip() or '(none)'}\n"
+                            f"  Plans: {p.strip() or '(none)'}" for n, (s, p) in ctx.reports.items()) or "none"
+        system = prompt_template("lp_system")
+        user = _fill("lp_user", name=ctx.name, latest_plan=reports, target_task=common["target_task"],
+                     team=_team_text(ctx), plan=_plan_text(ctx), task_status=ctx.task_status, step=ctx.step,
+                     max_steps=ctx.max_steps)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+# -- reading replies ---------------------------------------------------------------------------
+def _header_re(names: Sequence[str], inline: bool = False) -> re.Pattern[str]:
+    alts = "|".join(f"(?P<{n}>{_HEADERS[n]})" for n in names)
+    lead = r"(?<![\w])" if inline else r"^[ \t>#*\-]*(?:\d+[.)][ \t]*)?[*_]*[ \t]*"
+    return re.compile(rf"{lead}(?:{alts})[ \t]*[*_]*[ \t]*[:：][ \t]*[*_]*[ \t]*", re.IGNORECASE | re.MULTILINE)
+
+
+def parse_sections(text: str, names: Sequence[str]) -> dict[str, str]:
+    """The sections of a reply under the headers ``names`` (keys of the answer formats:
+    thoughts, contents, reasons, leader, summaries, plans, plan, speech), each from its header to
+    the next one; the first occurrence of a header wins. Headers are looked for at line starts,
+    then (for the ones not found) anywhere. A ``<think>`` block is read as the thoughts when there
+    is no Thoughts section."""
+    think = " ".join(m.group(1).strip() for m in _THINK.finditer(text or ""))
+    body = _THINK.sub("", text or "")
+
+    def found(group: Sequence[str], inline: bool = False) -> list[tuple[int, int, str]]:
+        return [(m.start(), m.end(), next(n for n in group if m.group(n) is not None))
+                for m in _header_re(group, inline).finditer(body)]
+
+    hits = found(names)
+    missing = [n for n in names if n not in {h[2] for h in hits}]
+    if missing:
+        taken = [(a, b) for a, b, _ in hits]
+        hits += [h for h in found(missing, inline=True) if not any(a <= h[0] < b for a, b in taken)]
+        hits.sort()
+    out: dict[str, str] = {}
+    for i, (_, end, name) in enumerate(hits):
+        stop = hits[i + 1][0] if i + 1 < len(hits) else len(body)
+        if name not in out:
+            out[name] = body[end:stop].strip().strip("*_ ").strip()
+    if "thoughts" in names and not out.get("thoughts") and think:
+        out["thoughts"] = think
+    return out
+
+
+def parse_leader(text: str, candidates: Sequence[str]) -> tuple[str | None, str | None]:
+    """``(name, None)`` when the Leader section (else the last line) names a candidate (the first
+    one named), else ``(None, why)``."""
+    sec = parse_sections(text, ("thoughts", "reasons", "leader"))
+    said = sec.get("leader")
+    if said is None:
+        lines = [ln for ln in _THINK.sub("", text or "").splitlines() if ln.strip()]
+        if not lines:
+            return None, "no Leader: line in the reply"
+        said = lines[-1]
+    said = said.splitlines()[0] if said.strip() else said
+    hits = []
+    for c in candidates:
+        m = re.search(rf"(?<![\w]){re.escape(c)}(?![\w])", said, re.IGNORECASE)
+        if m:
+            hits.append((m.start(), c))
+    if not hits:
+        return None, f"the vote {said.strip()[:60]!r} is not one of the candidates {', '.join(candidates)}"
+    return min(hits)[1], None
+
+
+_CELL = re.compile(r"cell\s*\(?\s*(\d+)\s*,\s*(\d+)\s*\)?|row\s*(\d+)\s*[,;]?\s*(?:and\s+)?col(?:umn)?\s*(\d+)", re.IGNORECASE)
+
+
+def parse_move_offset(text: str, costmap: Sequence[Sequence[str]],
+                      step_m: float = DEFAULT_COSTMAP_STEP_M) -> tuple[tuple[float, float] | None, str | None]:
+    """``((dx, dy), None)`` from a move's second reply (``move(dx, dy)`` or ``cell(row, column)``
+    in its Contents, else anywhere), or ``(None, why)``."""
+    sec = parse_sections(text, ("thoughts", "contents"))
+    body = sec.get("contents") or _THINK.sub("", text or "")
+    n = len(costmap)
+    m = _CELL.search(body)
+    if m:
+        r, c = (int(m.group(1)), int(m.group(2))) if m.group(1) is not None else (int(m.group(3)), int(m.group(4)))
+        if not (0 <= r < n and 0 <= c < len(costmap[r])):
+            return None, f"cell ({r}, {c}) is outside the {n}x{len(costmap[0]) if n else 0} costmap"
+        return (round((c - len(costmap[r]) // 2) * step_m, 3), round((r - n // 2) * step_m, 3)), None
+    mv = re.search(r"move\s*\(?\s*[-+]?\d", body, re.IGNORECASE)
+    candidates = [body[mv.start():]] if mv else []
+    candidates += [ln for ln in body.splitlines() if ln.strip()]
+    for cand in candidates:
+        try:
+            a = parse_action(cand)
+        except ActionError:
+            continue
+        if a.name == "move":
+            return (a.dx, a.dy), None
+    return None, f"no move(dx, dy) or cell(row, column) in the reply: {body.strip()[:80]!r}"
+
+
+_BARE_MOVE = re.compile(r"^[`*\s]*\[?move\]?\s*(?:\(\s*\))?[`*.\s]*$", re.IGNORECASE)
+
+
+def _action_of(contents: str) -> tuple[str | None, str | None]:
+    if _BARE_MOVE.match(contents):
+        return "move()", None
+    error = None
+    for cand in [contents] + [ln for ln in contents.splitlines() if ln.strip()][1:]:
+        try:
+            return format_action(parse_action(cand)), None
+        except ActionError as exc:
+            error = error or str(exc)
+    return None, error
+
+
+def read_reply(stage: str, text: str, ctx: Context, *, candidates: Sequence[str] | None = None) -> Reply:
+    """The :class:`~.brain.Reply` of a reply ``text`` to call ``stage`` (no usage filled in)."""
+    if stage in ("LE", "LE_REFEREE"):
+        cands = _candidates(ctx, candidates)
+        sec = parse_sections(text, ("thoughts", "reasons", "leader"))
+        name, why = parse_leader(text, cands)
+        return Reply(text, value=name, thoughts=sec.get("thoughts", ""), invalid=why)
+    if stage == "GD":
+        sec = parse_sections(text, ("thoughts", "summaries", "plans"))
+        missing = [h.capitalize() for h in ("summaries", "plans") if not sec.get(h)]
+        if missing:
+            return Reply(text, thoughts=sec.get("thoughts", ""), invalid=f"no {' or '.join(missing)}: section")
+        return Reply(text, value=(sec["summaries"], sec["plans"]), thoughts=sec.get("thoughts", ""))
+    if stage == "HMRC_MOVE":
+        sec = parse_sections(text, ("thoughts", "contents"))
+        if not ctx.costmap:
+            raise ValueError("HMRC_MOVE needs ctx.costmap")
+        off, why = parse_move_offset(text, ctx.costmap, _costmap_step(ctx))
+        return Reply(text, value=off, thoughts=sec.get("thoughts", ""), invalid=why)
+    if stage not in CALLS:
+        raise ValueError(f"stage: {stage!r}; allowed: {', '.join(CALLS)}")
+    sec = parse_sections(text, ("thoughts", "contents"))
+    thoughts, contents = sec.get("thoughts", ""), sec.get("contents")
+    if stage == "HMRC":
+        if contents is None:  # no Contents: header: the last line may still be the action
+            lines = [ln for ln in _THINK.sub("", text or "").splitlines() if ln.strip()]
+            contents = lines[-1] if lines and not re.match(r"\W*thoughts?\b", lines[-1], re.IGNORECASE) else ""
+        if not contents:
+            return Reply(text, thoughts=thoughts, invalid="no Contents: line with an action in the reply")
+        action, why = _action_of(contents)
+        return Reply(text, value=action, thoughts=thoughts, invalid=why)
+    if not contents:
+        return Reply(text, thoughts=thoughts, invalid="no Contents: section in the reply")
+    if stage == "SD":
+        return Reply(text, value=contents, thoughts=thoughts)
+    if stage == "TALB":
+        parts = parse_sections(contents, ("plan", "speech"))
+        plan = parts.get("plan") or contents
+        return Reply(text, value=(Plan(text=plan), parts.get("speech", "")), thoughts=thoughts)
+    return Reply(text, value=Plan(text=contents), thoughts=thoughts)  # LP
+
+
+# -- the brain ---------------------------------------------------------------------------------
+class LLMBrain:
+    """One robot's reasoning core on an :class:`~collablab.llm.LLMClient` (a :class:`~.brain.Brain`).
+
+    ``temperature`` defaults to the paper's 0.5 (§4.2 Baselines); ``max_tokens`` bounds each reply;
+    ``extra_params`` are more API parameters (e.g. vLLM's ``{"extra_body": {"chat_template_kwargs":
+    {"enable_thinking": False}}}``); ``namespace`` prefixes every call id; ``label`` defaults to
+    ``llm:<model>``. Any object with ``endpoint`` and ``chat_sync(messages, **kw) -> LLMResult``
+    serves as the client."""
+
+    def __init__(self, client: LLMClient, *, temperature: float = 0.5, max_tokens: int = 1024,
+                 extra_params: Mapping[str, Any] | None = None, namespace: str = "",
+                 label: str | None = None) -> None:
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens: {max_tokens}; must be >= 1")
+        self.client = client
+        self.temperature, self.max_tokens = float(temperature), int(max_tokens)
+        self.extra_params = dict(extra_params or {})
+        self.namespace = namespace if not namespace or namespace.endswith("/") else namespace + "/"
+        self.label = label or f"llm:{client.endpoint.model}"
+
+    def __repr__(self) -> str:
+        return f"LLMBrain({self.label!r}, temperature={self.temperature:g})"
+
+    def call_id(self, ctx: Context, stage: str) -> str:
+        """The logical id of one call."""
+        cid = f"{self.namespace}{ctx.extra.get('episode', 'episode')}/{ctx.name}/{stage}/s{ctx.step}"
+        return cid + (f"/r{len(ctx.vote_history)}" if stage in ("LE", "LE_REFEREE") else "")
+
+    def request(self, ctx: Context, stage: str, *, candidates: Sequence[str] | None = None) -> dict[str, Any]:
+        """The keyword arguments of ``LLMClient.chat`` for one call (``messages`` included)."""
+        kw: dict[str, Any] = {"messages": build_messages(ctx, stage, candidates=candidates),
+                              "call_id": self.call_id(ctx, stage), "temperature": self.temperature,
+                              "max_tokens": self.max_tokens}
+        if self.extra_params:
+            kw["extra_params"] = dict(self.extra_params)
+        return kw
+
+    def reply_of(self, result: LLMResult, stage: str, ctx: Context, *,
+                 candidates: Sequence[str] | None = None) -> Reply:
+        """The Reply of a finished call; :class:`BrainError` when it failed for a reason that is not
+        the model's."""
+        u = result.usage
+        tokens = {"tokens_in": int(u.prompt_tokens or 0), "tokens_out": int(u.completion_tokens or 0)}
+        if result.error is not None:
+            if result.error.startswith("empty reply"):
+                return Reply("", invalid=f"the model gave an empty reply ({result.error})", **tokens)
+            raise BrainError(f"{result.call_id} on {self.label}: {result.error}")
+        reply = read_reply(stage, result.text or "", ctx, candidates=candidates)
+        reply.tokens_in, reply.tokens_out = tokens["tokens_in"], tokens["tokens_out"]
+        if reply.invalid and result.finish_reason == "length":
+            reply.invalid = f"the reply was cut off at {self.max_tokens} tokens; {reply.invalid}"
+        return reply
+
+    def ask(self, ctx: Context, stage: str, *, candidates: Sequence[str] | None = None) -> Reply:
+        """One call of ``stage`` (:data:`CALLS`) and its Reply."""
+        kw = self.request(ctx, stage, candidates=candidates)
+        result = self.client.chat_sync(kw.pop("messages"), **kw)
+        return self.reply_of(result, stage, ctx, candidates=candidates)
+
+    def describe(self, ctx: Context) -> Reply:
+        return self.ask(ctx, "SD")
+
+    def propose(self, ctx: Context) -> Reply:
+        return self.ask(ctx, "TALB")
+
+    def vote(self, ctx: Context, candidates: list[str]) -> Reply:
+        return self.ask(ctx, "LE", candidates=candidates)
+
+    def referee(self, ctx: Context, candidates: list[str]) -> Reply:
+        return self.ask(ctx, "LE_REFEREE", candidates=candidates)
+
+    def act(self, ctx: Context) -> Reply:
+        return self.ask(ctx, "HMRC")
+
+    def move_offset(self, ctx: Context) -> Reply:
+        return self.ask(ctx, "HMRC_MOVE")
+
+    def reflect(self, ctx: Context) -> Reply:
+        return self.ask(ctx, "GD")
+
+    def update_plan(self, ctx: Context) -> Reply:
+        return self.ask(ctx, "LP")
