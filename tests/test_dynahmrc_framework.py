@@ -217,7 +217,7 @@ def _failing_episode(config):
 @pytest.mark.parametrize("every", [3, 5])
 def test_reflection_every_n_steps_from_every_robot_and_one_leader_update(every):
     log, world, rec = _failing_episode(Config(reflect_every=every))
-    max_steps = max(s["step"] for s in log.steps)
+    max_steps = max(s["t"] for s in log.steps)
     done = world.success()
     want = {t for t in range(1, log.ts + 1) if t % every == 0 and t < 30 and not (done and t == log.ts)}
     gd = defaultdict(list)
@@ -272,14 +272,14 @@ def test_cto_changes_the_targets_at_T_and_success_uses_the_new_ones(monkeypatch)
             assert len(cto) == 1 and cto[0]["step"] == T and rec["episode"]["events"][0] == "CTO"
             assert world.targets == plan.targets_after != plan.targets_before
             assert all(new in cto[0]["text"] for _, new in plan.replaced)
-            assert all(s["step"] >= 1 for s in rec["steps"])
+            assert all(s["t"] >= 1 for s in rec["steps"])
             if rec["episode"]["success"]:
                 successes += 1
                 assert world.success() and world.placed_targets() == world.targets
                 for old, new in plan.replaced:
                     assert new in world.placed_targets() and old not in world.targets
                     assert world.objects[old].place not in world.receptacles
-                    placed_at = [x["step"] for x in rec["steps"]
+                    placed_at = [x["t"] for x in rec["steps"]
                                  if x["name"] == "place" and x["ok"] and x["target"] == new]
                     assert placed_at and min(placed_at) >= T
     assert successes >= 1
@@ -298,7 +298,7 @@ def test_irz_blocks_a_robot_after_T_and_the_team_still_succeeds_sometimes(monkey
                 zoned = {r for r, _ in ev[0]["zones"]}
                 assert zoned <= set(world.robots)
                 nf4 = [x for x in rec["steps"] if x["kind"] == "navigation_failed_4"]
-                assert all(x["step"] >= T for x in nf4)  # nothing was restricted before T
+                assert all(x["t"] >= T for x in nf4)  # nothing was restricted before T
                 blocked_after += any(x["robot"] in zoned for x in nf4)
                 successes += rec["episode"]["success"]
     assert blocked_after >= 1 and 1 <= successes < n
@@ -319,7 +319,7 @@ def test_anc_adds_a_robot_that_acts_only_after_T(monkeypatch):
                 new = ev[0]["robot"]
                 assert new not in team.split("-") and new in world.robots and new in log.participants
                 mine = [x for x in rec["steps"] if x["robot"] == new]
-                assert mine and min(x["step"] for x in mine) == T
+                assert mine and min(x["t"] for x in mine) == T
                 assert all(x["type"] == ev[0]["code"] for x in mine)
                 # it describes itself and the leader updates the plan at once
                 assert any(c["stage"] == "SD" and c["robot"] == new and c["step"] == T for c in log.calls)
@@ -449,7 +449,7 @@ def test_run_spec_records_follow_the_schema_and_are_deterministic(sp):
     _check(RECORD_SCHEMA["episode"], rec["episode"], "episode")
     for i, x in enumerate(rec["steps"]):
         _check(RECORD_SCHEMA["step"], x, f"steps[{i}]")
-    steps = [x["step"] for x in rec["steps"]]
+    steps = [x["t"] for x in rec["steps"]]
     assert steps == sorted(steps) and steps[-1] == rec["episode"]["ts"]
     try:
         import jsonschema

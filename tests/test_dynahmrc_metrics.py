@@ -28,7 +28,7 @@ def step(t, robot, name, target="", where="", ok=True, pose=0, action=None):
             "invalid": "I think I should fly",
         }[name]
     kind = {"invalid": "invalid_action"}.get(name, f"{name}_{'success' if ok else 'failed_1'}")
-    return {"step": t, "robot": robot, "type": TYPES[robot], "action": action, "name": name, "target": target,
+    return {"t": t, "robot": robot, "type": TYPES[robot], "action": action, "name": name, "target": target,
             "where": where, "kind": kind, "ok": ok}
 
 
@@ -148,8 +148,8 @@ def test_bad_records_name_field_and_allowed_values():
     del rec["ok"]
     with pytest.raises(ValueError, match="missing field.*ok"):
         conflicting_actions([rec])
-    with pytest.raises(ValueError, match="step"):
-        action_steps([dict(EPISODE[0], step=0)])
+    with pytest.raises(ValueError, match="t must"):
+        action_steps([dict(EPISODE[0], t=0)])
 
 
 def election_frame():

@@ -94,6 +94,18 @@ class EpisodeLog:
     participants: dict[str, str] = field(default_factory=dict)
     ts: int = 0
     decisions: list[tuple[Context, str]] = field(default_factory=list)  # HMRC (context, action) pairs
+    counts: dict[str, int] = field(default_factory=dict)  # actions per robot so far
+
+    def add_step(self, record: dict[str, Any]) -> None:
+        """Append a step record, numbering it: ``agent`` is the robot's index in joining order,
+        ``step`` its own action count from 0 (``t`` is the team's 1-based temporal step)."""
+        robot = record["robot"]
+        if robot not in self.participants:
+            self.participants[robot] = record["type"]
+        record["agent"] = list(self.participants).index(robot)
+        record["step"] = self.counts.get(robot, 0)
+        self.counts[robot] = record["step"] + 1
+        self.steps.append(record)
 
 
 @dataclass
@@ -295,7 +307,7 @@ class _Episode:
         fb = w.execute(name, text if action is not None else (reply.text or "(empty reply)"))
         if self.record and action is not None:
             self.log.decisions.append((ctx, fb.action))
-        self.log.steps.append(_step_record(w.step, name, w.robots[name].type.code, fb))
+        self.log.add_step(_step_record(w.step, name, w.robots[name].type.code, fb))
         self._remember(name, fb)
         w.perceive()
         return fb
@@ -419,7 +431,7 @@ def _step_record(step: int, robot: str, code: str, fb: Feedback) -> dict[str, An
         name, target, where = "invalid", "", ""
     if fb.kind == "invalid_action":
         name = "invalid"
-    return {"step": step, "robot": robot, "type": code, "action": fb.action, "name": name, "target": target,
+    return {"t": step, "robot": robot, "type": code, "action": fb.action, "name": name, "target": target,
             "where": where, "kind": fb.kind, "ok": fb.ok, "feedback": fb.text}
 
 
@@ -462,7 +474,7 @@ def run_joint_episode(world: RobotWorld, decide: Callable[[RobotWorld], Mapping[
             if not r.active:
                 continue
             fb = world.execute(r.name, joint.get(r.name, "wait()"))
-            log.steps.append(_step_record(t, r.name, r.type.code, fb))
+            log.add_step(_step_record(t, r.name, r.type.code, fb))
             world.perceive()
             if world.success():
                 break

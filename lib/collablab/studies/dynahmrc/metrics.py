@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 #: Fields every step record has.
-STEP_FIELDS = ("step", "robot", "type", "action", "name", "target", "where", "kind", "ok")
+STEP_FIELDS = ("t", "robot", "type", "action", "name", "target", "where", "kind", "ok")
 #: Fields every call record has.
 CALL_FIELDS = ("stage", "robot", "step", "tokens_in", "tokens_out")
 #: Allowed ``name`` values of a step record.
@@ -85,8 +85,8 @@ def check_steps(steps: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
             raise ValueError(f"step record {i}: name {s['name']!r} not allowed; allowed: {', '.join(STEP_NAMES)}")
         if s["type"] not in ROBOT_TYPES:
             raise ValueError(f"step record {i}: type {s['type']!r} not allowed; allowed: {', '.join(ROBOT_TYPES)}")
-        if isinstance(s["step"], bool) or not isinstance(s["step"], int) or s["step"] < 1:
-            raise ValueError(f"step record {i}: step must be an int >= 1 (1-based temporal step), got {s['step']!r}")
+        if isinstance(s["t"], bool) or not isinstance(s["t"], int) or s["t"] < 1:
+            raise ValueError(f"step record {i}: t must be an int >= 1 (1-based temporal step), got {s['t']!r}")
     return out
 
 
@@ -122,7 +122,7 @@ def communication_cost(steps: Iterable[Mapping[str, Any]], n_robots: int) -> flo
 
 def _ordered(steps: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     # stable: records of one step keep the framework's order
-    return sorted(steps, key=lambda s: s["step"])
+    return sorted(steps, key=lambda s: s["t"])
 
 
 def redundant_actions(steps: Iterable[Mapping[str, Any]]) -> int:
@@ -133,7 +133,7 @@ def redundant_actions(steps: Iterable[Mapping[str, Any]]) -> int:
     count = 0
     by_step: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
     for s in _ordered(check_steps(steps)):
-        by_step[s["step"]].append(s)
+        by_step[s["t"]].append(s)
     for step in sorted(by_step):
         navs = [s for s in by_step[step] if s["name"] == "navigate"]
         count += sum(1 for s in navs if s["target"] in visited[s["robot"]])
@@ -172,7 +172,7 @@ def conflicting_actions(steps: Iterable[Mapping[str, Any]]) -> int:
     for s in check_steps(steps):
         c = _claim(s)
         if c is not None:
-            claims[(s["step"], *c)].add(s["robot"])
+            claims[(s["t"], *c)].add(s["robot"])
     return sum(1 for robots in claims.values() if len(robots) >= 2)
 
 
@@ -220,9 +220,9 @@ def episode_metrics(
         raise ValueError(f"ts: must be an int in 0..max_steps={max_steps}, got {ts!r}")
     if not 0.0 <= float(ps) <= 1.0:
         raise ValueError(f"ps: must be in [0, 1], got {ps!r}")
-    late = [s["step"] for s in steps_l if s["step"] > max_steps]
+    late = [s["t"] for s in steps_l if s["t"] > max_steps]
     if late:
-        raise ValueError(f"step: step records go up to step {max(late)}, beyond max_steps={max_steps}")
+        raise ValueError(f"t: step records go up to step {max(late)}, beyond max_steps={max_steps}")
     as_total = action_steps(steps_l)
     row: dict[str, Any] = {
         "success": bool(success),

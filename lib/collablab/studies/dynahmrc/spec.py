@@ -257,8 +257,9 @@ _EPISODE = {"type": "object",
                            "as_per_robot": {"type": "number", "minimum": 0},
                            "cc": {"type": "number", "minimum": 0}}}
 _STEP = {"type": "object",
-         "required": ["step", "robot", "type", "action", "name", "kind", "ok"],
-         "properties": {"step": {"type": "integer", "minimum": 1}, "type": {"enum": ["Ma", "MoMa", "Mo", "UAV"]},
+         "required": ["t", "step", "agent", "robot", "type", "action", "name", "kind", "ok"],
+         "properties": {"t": {"type": "integer", "minimum": 1}, "step": {"type": "integer", "minimum": 0},
+                        "agent": {"type": "integer", "minimum": 0}, "type": {"enum": ["Ma", "MoMa", "Mo", "UAV"]},
                         "ok": {"type": "boolean"},
                         "name": {"enum": ["navigate", "open", "pick", "place", "move", "communicate", "wait",
                                           "invalid"]}}}
