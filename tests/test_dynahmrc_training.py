@@ -117,3 +117,20 @@ def test_a_moves_second_call_is_a_costmap_sample():
     assert samples[0]["messages"][2]["content"].endswith("Contents: move(0.2, -0.2)")
     first = samples_from_decisions([(ctx_at(4), "move")])  # the first call selects the move
     assert first[0]["meta"]["stage"] == "HMRC" and first[0]["messages"][2]["content"].endswith("Contents: move()")
+
+
+def test_export_successful_writes_only_successful_episodes(tmp_path):
+    from collablab.studies.dynahmrc.spec import run_spec
+    from collablab.studies.dynahmrc.training import export_successful, read_jsonl
+
+    specs = [{"kind": "pack", "level": "easy", "team": "Ma-MoMa", "instance": i} for i in range(3)]
+    specs.append({"kind": "pack", "level": "hard", "team": "Ma-MoMa", "instance": 0, "max_steps": 2})  # fails
+    wins = [run_spec(s)["episode"]["success"] for s in specs]
+    path, kept, n = export_successful(specs, tmp_path / "train.jsonl")
+    assert kept == sum(wins) and 0 < kept < len(specs)
+    rows = read_jsonl(path)
+    assert len(rows) == n > 0
+    assert {r["meta"]["task_id"] for r in rows} <= {run_spec(s)["episode"]["task"] for s, w in zip(specs, wins) if w}
+    for r in rows:
+        assert [m["role"] for m in r["messages"]] == ["system", "user", "assistant"]
+        assert r["messages"][2]["content"].startswith("Thoughts: \nContents: ") or "Contents:" in r["messages"][2]["content"]

@@ -53,11 +53,13 @@ class PlaceView:
 @dataclass
 class Plan:
     """A collaboration plan: its text and, when the backend writes one, a structured part the
-    offline robots read (``explore``: robot -> places to search, ``roles``: robot -> role)."""
+    offline robots read (``explore``: robot -> places to search, ``roles``: robot -> role,
+    ``fetch``: mover -> rooms whose objects it fetches)."""
 
     text: str
     explore: dict[str, list[str]] = field(default_factory=dict)
     roles: dict[str, str] = field(default_factory=dict)
+    fetch: dict[str, list[str]] = field(default_factory=dict)  # mover -> rooms it fetches from
 
 
 @dataclass

@@ -15,7 +15,7 @@ received since the robot's last turn are part of its observation (Messages Infor
 are shown even when history is ablated.
 
 Ablations (``tab:ablation``, lab:leader_vote, lab:diff_memory_length), all in :class:`Config`:
-``history`` off keeps only the latest feedback and the new messages; ``feedback`` off removes every
+``history`` off keeps only the latest feedback (with the action it answers) and the new messages; ``feedback`` off removes every
 feedback text (the scene graph still updates: it is observation); ``leader`` off skips the election
 and each robot follows its own proposal; ``reflection`` off skips GD and LP; ``memory`` sets K;
 ``random_votes`` replaces each vote with a uniformly random candidate with that probability.
@@ -160,6 +160,8 @@ class _Episode:
         self.usage = (0, 0)
         self.max_steps = 0
         self.episode_id = "episode"
+        self.task_id = ""
+        self.noticed: set[str] = set()  # removed robots the team has noticed (a missing reflection)
 
     def _new_memory(self) -> _Memory:
         k, kk = self.cfg.memory, self.cfg.long_memory
@@ -168,6 +170,8 @@ class _Episode:
 
     # -- contexts -----------------------------------------------------------------------------
     def context(self, name: str, *, long: bool = False, central: bool = False) -> Context:
+        """Robot ``name``'s view. Its teammates are everyone who joined; a removed robot stays listed
+        until a group discussion misses its report (REC comes without warning)."""
         w, m, cfg = self.w, self.mem[name], self.cfg
         r = w.robots[name]
         if central:  # COHERENT: the union of every robot's objects
@@ -182,19 +186,21 @@ class _Episode:
         elif cfg.history:
             fb, kinds, acts, msgs = list(m.feedback), list(m.kinds), list(m.actions), list(m.messages)
         else:
-            fb, kinds, acts, msgs = ([m.latest] if m.latest else []), ([m.latest_kind] if m.latest else []), [], []
+            fb, kinds, msgs = ([m.latest] if m.latest else []), ([m.latest_kind] if m.latest else []), []
+            acts = list(m.actions)[-1:] if m.latest else []  # the action the latest feedback answers
         if not cfg.history or long:
-            msgs = msgs + [x for x in m.new_messages if x not in msgs]
+            msgs = (msgs + [x for x in m.new_messages if x not in msgs])[-(cfg.long_memory if long else cfg.memory):]
         if not cfg.feedback:
             fb, kinds = [], []
         return Context(
-            name=name, type=r.type, teammates=[(n, o.type.code) for n, o in w.robots.items() if o.active and n != name],
+            name=name, type=r.type, teammates=[(n, o.type.code) for n, o in w.robots.items()
+                                               if n != name and (o.active or n not in self.noticed)],
             task=task_info(w, self.text), step=w.step, max_steps=self.max_steps, places=_places(w, name),
             objects=objects, pos=r.pos, held=r.held, at=r.at, task_status=w.task_status(),
             feedback_history=fb, action_history=acts, message_history=msgs, feedback_kinds=kinds,
             leader=self.leader, plan=m.plan, self_descriptions=dict(self.descriptions),
             proposals={n: (p.text, s) for n, (p, s) in self.proposals.items()}, lessons=list(m.lessons),
-            extra={"episode": self.episode_id})
+            extra={"episode": self.episode_id, "task_id": self.task_id})
 
     def _call(self, stage: str, name: str, reply: Reply) -> Reply:
         self.log.calls.append({"stage": stage, "robot": name, "step": self.w.step, "tokens_in": reply.tokens_in,
@@ -287,6 +293,7 @@ class _Episode:
                 action = parse_action(text)
             except ActionError:
                 action = None
+        ctx2: Context | None = None
         if bare_move and w.robots[name].type.can("move"):
             ctx2 = replace(ctx)
             goal = self._move_goal(name, ctx)
@@ -306,7 +313,10 @@ class _Episode:
                 action = parse_action(text)
         fb = w.execute(name, text if action is not None else (reply.text or "(empty reply)"))
         if self.record and action is not None:
-            self.log.decisions.append((ctx, fb.action))
+            if ctx2 is not None:  # a move is two decisions: the selection, then the offsets
+                self.log.decisions += [(ctx, "move()"), (ctx2, fb.action)]
+            else:
+                self.log.decisions.append((ctx, fb.action))
         self.log.add_step(_step_record(w.step, name, w.robots[name].type.code, fb))
         self._remember(name, fb)
         w.perceive()
@@ -320,6 +330,7 @@ class _Episode:
         return None
 
     def reflect(self) -> None:
+        self.noticed |= {n for n, r in self.w.robots.items() if not r.active}
         reports: dict[str, tuple[str, str]] = {}
         for r in self.w.active():
             reply = self._call("GD", r.name, self.brains[r.name].reflect(self.context(r.name, long=True)))
@@ -439,7 +450,7 @@ def run_episode(world: RobotWorld, brains: Mapping[str, Brain], *, max_steps: in
                 config: Config = Config(),
                 variation: Callable[[RobotWorld, int], dict[str, Any] | None] | None = None,
                 brain_for: Callable[[str, str], Brain] | None = None,
-                record_decisions: bool = False, episode_id: str = "episode") -> EpisodeLog:
+                record_decisions: bool = False, episode_id: str = "episode", task_id: str = "") -> EpisodeLog:
     """Run one episode of ``config.method`` to success or ``max_steps``; the world is changed in
     place. ``variation(world, t)`` is called before the robots act in step ``t`` and returns an
     event dict (``kind`` CTO/IRZ/ANC/REC ...) or None; ``brain_for(name, code)`` gives a robot that
@@ -448,7 +459,7 @@ def run_episode(world: RobotWorld, brains: Mapping[str, Brain], *, max_steps: in
     if missing:
         raise ValueError(f"brains: no backend for robots {missing}")
     ep = _Episode(world, brains, config, text, variation, brain_for, record_decisions)
-    ep.episode_id = episode_id
+    ep.episode_id, ep.task_id = episode_id, task_id or episode_id
     if config.method == "coherent":
         ep.mem["__global__"] = _Memory(deque(maxlen=config.memory), deque(maxlen=config.memory),
                                        deque(maxlen=config.memory), deque(maxlen=config.memory),

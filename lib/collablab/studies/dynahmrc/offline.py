@@ -129,6 +129,11 @@ class OfflineBrain:
             if not pool:
                 continue
             explore[pool[rooms.index(p.room) % len(pool)]].append(p.handle)
+        movers = [n for n, c in navigators if ROBOT_TYPES[c].manipulates]
+        fetch: dict[str, list[str]] = {n: [] for n in movers}
+        for k, room in enumerate(rooms):
+            if movers:
+                fetch[movers[k % len(movers)]].append(room)
         for n, c in robots:
             t = ROBOT_TYPES[c]
             roles[n] = ("place the targets onto the receptacle" if c == "Ma" else
@@ -136,8 +141,9 @@ class OfflineBrain:
                         "open containers, fetch and hand off objects" if "open" in t.actions else
                         "search and report objects")
         text = "Collaboration plan: " + "; ".join(
-            f"{n} ({roles[n]}) searches {', '.join(explore.get(n, [])) or 'nothing'}" for n, _ in robots) + "."
-        return Plan(text, explore, roles)
+            f"{n} ({roles[n]}) searches {', '.join(explore.get(n, [])) or 'nothing'}"
+            + (f" and fetches from {', '.join(fetch[n])}" if fetch.get(n) else "") for n, _ in robots) + "."
+        return Plan(text, explore, roles, fetch)
 
     def propose(self, ctx: Context) -> Reply:
         robots = [(ctx.name, ctx.type.code), *ctx.teammates]
@@ -232,12 +238,14 @@ class OfflineBrain:
             m2 = _REACHED.search(fb)
             if m2:
                 visited.add(m2.group(1))
+        closed = {p.handle for p in ctx.places if p.state == "close"}
+        visited -= closed  # a closed container is searched only once it is open
         for place, bad in bad_poses.items():
             pv = self._place_view(ctx, place)
             if pv is not None and len(bad) >= len(pv.stand_poses):
                 restricted.add(place)
-        for lesson in ctx.lessons:
-            for p in re.findall(r"searched: (.*)", lesson):
+        for lesson in [*ctx.lessons, *([ctx.plan.text] if ctx.plan else [])]:
+            for p in re.findall(r"searched: ([^.;]*)", lesson):
                 visited.update(x.strip() for x in p.split(",") if x.strip())
             for p in re.findall(r"cannot reach (\w+)", lesson):
                 restricted.add(p)
@@ -299,12 +307,17 @@ class OfflineBrain:
             if req and "open" in ctx.type.actions and req.group(1) not in visited:
                 return self._go_or(ctx, req.group(1), None, bad_poses, f"open({req.group(1)})",
                                    lambda p: p.state == "close")
-        # fetch a known target I can get
+        # fetch a known target I can get (and, while there is searching to do, that the plan gives me)
+        searching = bool(remaining) and any(loc.get(o) is None for o in remaining)
         for obj in remaining:
             place = loc.get(obj)
             if place is None or place in ctx.task.receptacles:
                 continue
             pv = self._place_view(ctx, place)
+            asked_me = any(obj in m and ("please fetch" in m or "please move" in m) for m in ctx.message_history)
+            if searching and not asked_me and ctx.type.manipulates and pv is not None \
+                    and self._fetcher(ctx, pv) not in (None, ctx.name):
+                continue
             if place == ctx.task.working_table:
                 near = ctx.objects.get(obj, (None, None))[1]
                 asked = any(f"please move {obj} closer" in m for m in ctx.message_history)
@@ -330,24 +343,28 @@ class OfflineBrain:
                     return f"communicate('{obj} is on {place}; please fetch it', {movers[0]})"
                 continue
             near = ctx.objects.get(obj, (None, None))[1]
-            moved_here = bool(ctx.action_history) and ctx.action_history[-1].startswith("move(") and near is not None \
-                and distance(ctx.pos, near) < 2.0
-            if ctx.at == place or moved_here or (near is not None and distance(ctx.pos, near) <= ctx.type.reach_m):
-                if obj in ctx.objects:
-                    fails = [k for a, k in zip(ctx.action_history[-len(ctx.feedback_kinds):], ctx.feedback_kinds)
-                             if a == f"pick({obj})"] if ctx.feedback_kinds else []
-                    just_moved = bool(ctx.action_history) and ctx.action_history[-1].startswith("move(")
-                    moves = sum(a.startswith("move(") for a in ctx.action_history[-4:])
-                    if fails and fails[-1] == "pick_failed_4" and "move" in ctx.type.actions and not just_moved \
-                            and moves < 2:
+            close = near is not None and distance(ctx.pos, near) < 1.6
+            if obj in ctx.objects and (ctx.at == place or close):
+                kinds = ctx.feedback_kinds
+                fails = [k for a, k in zip(ctx.action_history[-len(kinds):], kinds) if a == f"pick({obj})"] \
+                    if kinds else []
+                last_failed = bool(fails) and fails[-1] == "pick_failed_4" and \
+                    bool(ctx.action_history) and ctx.action_history[-1] == f"pick({obj})"
+                if last_failed:
+                    moves = self._moves_since_navigation(ctx)
+                    if "move" in ctx.type.actions and moves < 3:
                         return "move"
-                    if fails and fails[-1] == "pick_failed_4" and not just_moved:
-                        k = self._pose(ctx, place, near, bad_poses.get(place, set()) | {self._current_pose(ctx, place)})
-                        if k is not None:
-                            return f"navigate({place}, stand_pose_{k})"
-                    if unexplained.get(f"pick({obj})", 0) >= self.profile.retries and not ctx.feedback_kinds:
-                        continue
-                    return f"pick({obj})"
+                    tried = self._tried_poses(ctx, place, obj) | {self._current_pose(ctx, place)}
+                    k = self._pose(ctx, place, near, bad_poses.get(place, set()) | tried)
+                    if k is not None:
+                        return f"navigate({place}, stand_pose_{k})"
+                    others = [n for n, c in ctx.teammates if ROBOT_TYPES[c].manipulates and c != "Ma"]
+                    if others and not self._told(ctx, f"cannot reach {obj}"):
+                        return f"communicate('I cannot reach {obj}; {obj} is on {place}: please fetch it', {others[0]})"
+                    continue
+                if unexplained.get(f"pick({obj})", 0) >= self.profile.retries and not kinds:
+                    continue
+                return f"pick({obj})"
             k = self._pose(ctx, place, near, bad_poses.get(place, set()))
             if k is not None:
                 return f"navigate({place}, stand_pose_{k})"
@@ -357,11 +374,15 @@ class OfflineBrain:
             if obj in ctx.objects and place and place != ctx.task.working_table and ctx.teammates \
                     and not self._told(ctx, f"{obj} is on {place}"):
                 return f"communicate('{obj} is on {place}', all)"
-        # open a closed container where I stand
-        if ctx.at and "open" in ctx.type.actions:
+        # open a closed container where I stand, or ask an opener to
+        if ctx.at:
             pv = self._place_view(ctx, ctx.at)
-            if pv is not None and pv.state == "close":
-                return f"open({ctx.at})"
+            if pv is not None and pv.state == "close" and remaining and any(loc.get(o) is None for o in remaining):
+                if "open" in ctx.type.actions:
+                    return f"open({ctx.at})"
+                openers = [n for n, c in ctx.teammates if "open" in ROBOT_TYPES[c].actions]
+                if openers and not self._told(ctx, f"please open {ctx.at}"):
+                    return f"communicate('{ctx.at} is closed: please open {ctx.at}', {openers[0]})"
         # explore
         plan_list = (ctx.plan.explore.get(ctx.name, []) if ctx.plan else [])
         others = [h for h in (p.handle for p in ctx.places) if h not in plan_list]
@@ -376,6 +397,42 @@ class OfflineBrain:
                 if k is not None:
                     return f"navigate({place}, stand_pose_{k})"
         return "wait()"
+
+    @staticmethod
+    def _moves_since_navigation(ctx: Context) -> int:
+        n = 0
+        for a in reversed(ctx.action_history):
+            if a.startswith("navigate("):
+                break
+            n += a.startswith("move(")
+        return n
+
+    def _tried_poses(self, ctx: Context, place: str, obj: str) -> set[int]:
+        """Stand poses of ``place`` from which a pick of ``obj`` failed for reach (its history)."""
+        kinds = ctx.feedback_kinds
+        acts = ctx.action_history[-len(kinds):] if kinds else []
+        pose, out = None, set()
+        for a, k in zip(acts, kinds):
+            m = re.match(rf"navigate\({re.escape(place)}, stand_pose_(\d+)\)", a)
+            if m and k == "navigation_success":
+                pose = int(m.group(1))
+            elif a.startswith("navigate("):
+                pose = None
+            elif a == f"pick({obj})" and k == "pick_failed_4" and pose is not None:
+                out.add(pose)
+        return out
+
+    def _fetcher(self, ctx: Context, pv) -> str | None:
+        """Who fetches from this place by the plan: a drone for elevated places, the opener for a
+        closed container, else the mover the plan gives the place's room (None when unplanned)."""
+        team = dict([(ctx.name, ctx.type.code), *ctx.teammates])
+        if pv.elevated:
+            return next((n for n, c in team.items() if ROBOT_TYPES[c].flies), None)
+        if pv.state == "close":
+            return next((n for n, c in team.items() if "open" in ROBOT_TYPES[c].actions), None)
+        if ctx.plan is None:
+            return None
+        return next((n for n, rooms in ctx.plan.fetch.items() if pv.room in rooms), None)
 
     def _tour(self, ctx: Context, first: list[str], then: list[str]) -> list[str]:
         """Places to search in a fixed order: a nearest-neighbour tour from the working table over
@@ -521,6 +578,9 @@ class OfflineBrain:
         base = self._allocation(ctx, f"update:{ctx.name}:{ctx.step}", reporters or [(ctx.name, ctx.type.code)])
         explore = {n: [p for p in ps if p not in searched] for n, ps in base.explore.items()}
         text = ("Updated plan: " + "; ".join(f"{n} searches {', '.join(ps) or 'nothing new'}"
+                                              + (f" and fetches from {', '.join(base.fetch[n])}"
+                                                 if base.fetch.get(n) else "")
                                               for n, ps in explore.items())
-                + (". Known: " + ". ".join(lines) if lines else "") + ".")
-        return self._reply(ctx, text, Plan(text, explore, base.roles))
+                + (". Known: " + ". ".join(lines) if lines else "")
+                + (". Team searched: " + ", ".join(sorted(searched)) if searched else "") + ".")
+        return self._reply(ctx, text, Plan(text, explore, base.roles, base.fetch))

@@ -40,7 +40,7 @@ from .variations import Variation, plan_variation, update
 from .world import TASK_KINDS, RobotWorld
 
 __all__ = ["BACKENDS", "DEFAULTS", "METHOD_NAMES", "RECORD_SCHEMA", "is_invalid", "make_world", "resolve", "run_spec",
-           "sabotage", "task_of", "validate"]
+           "run_unit", "sabotage", "task_of", "validate"]
 
 SOURCES = ("generated", "file")
 BACKENDS = ("heuristic", "llm")
@@ -61,6 +61,7 @@ DEFAULTS: dict[str, Any] = {
     "llm_cache": None, "llm_cache_mode": None,
     "temperature": 0.5, "max_tokens": 512,
     "llm_max_concurrency": 2, "llm_timeout_s": 600.0, "llm_max_attempts": 4,
+    "max_steps": None,  # None: the task's step cap (20 / 30 / 50; 30 with a variation)
     "seed": 0, "run": 0,
 }
 
@@ -82,6 +83,8 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
                      ("reflect_every", 1), ("k_sel", 1), ("mcts_iterations", 1), ("mcts_depth", 1), ("seed", 0),
                      ("run", 0), ("max_tokens", 1), ("llm_max_concurrency", 1), ("llm_max_attempts", 1)):
         check_int(s, key, low)
+    if s["max_steps"] is not None:
+        check_int(s, "max_steps", 1)
     if not isinstance(s["random_votes"], (int, float)) or not 0 <= s["random_votes"] <= 1:
         raise ValueError(f"random_votes: must be a number in [0, 1], got {s['random_votes']!r}")
     if s["task_source"] == "file" and (not isinstance(s["task_file"], str) or not s["task_file"]):
@@ -185,6 +188,13 @@ def _search(s: dict[str, Any]):
 def run_spec(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[str, Brain]] | None = None
              ) -> dict[str, Any]:
     """Run one unit (see the module docstring); ``wrap_team`` lets conformance checks inject faults."""
+    return run_unit(spec, wrap_team)[0]
+
+
+def run_unit(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[str, Brain]] | None = None,
+             record_decisions: bool = False) -> tuple[dict[str, Any], EpisodeLog]:
+    """One unit's records and its episode log (with every execution decision's context and action
+    when ``record_decisions``: what the training export turns into samples)."""
     s = resolve(spec)
     task = task_of(s)
     world = make_world(task)
@@ -209,9 +219,10 @@ def run_spec(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[
         return out
 
     uid = f"{task.id}/{s['method']}/{s['variation']}/r{s['run']}"
+    cap = s["max_steps"] or task.max_steps
     if s["method"].startswith("mcts") or s["method"] == "llm_mcts":
         planner = _search(s)
-        log = run_joint_episode(world, planner.decide, max_steps=task.max_steps, variation=variation)
+        log = run_joint_episode(world, planner.decide, max_steps=cap, variation=variation)
         # search has no model; LLM-MCTS's prior is the model on the llm backend, the heuristic prior offline
         backend = backend_label(s["provider"], s["base_url"], s["model"]) \
             if s["method"] == "llm_mcts" and s["backend"] == "llm" else "heuristic"
@@ -220,17 +231,18 @@ def run_spec(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[
         brains = {n: make(n, r.type.code) for n, r in world.robots.items()}
         if wrap_team is not None:
             brains = wrap_team(brains)
-        log = run_episode(world, brains, max_steps=task.max_steps, text=task.text, config=_config(s),
-                          variation=variation, brain_for=make, episode_id=uid)
+        log = run_episode(world, brains, max_steps=cap, text=task.text, config=_config(s),
+                          variation=variation, brain_for=make, episode_id=uid, task_id=task.id,
+                          record_decisions=record_decisions)
         backend = "/".join(dict.fromkeys(b.label for b in brains.values()))
-    return {"episode": _episode(s, task, world, log, backend, uid), "steps": log.steps}
+    return {"episode": _episode(s, task, world, log, backend, uid, cap), "steps": log.steps}, log
 
 
-def _episode(s: dict[str, Any], task: Task, world: RobotWorld, log: EpisodeLog, backend: str, uid: str
-             ) -> dict[str, Any]:
+def _episode(s: dict[str, Any], task: Task, world: RobotWorld, log: EpisodeLog, backend: str, uid: str,
+             cap: int) -> dict[str, Any]:
     n = len(log.participants)
     m = episode_metrics(log.steps, log.calls, n_robots=n, success=world.success(), ps=world.partial_success(),
-                        ts=log.ts, max_steps=task.max_steps)
+                        ts=log.ts, max_steps=cap)
     ablation = "+".join(k for k in ("history", "feedback", "leader", "reflection") if not s[k]) or "none"
     return {
         "version": VERSION, "unit": uid, "task": task.id, "kind": task.kind, "level": task.level, "team": task.team,
@@ -239,7 +251,7 @@ def _episode(s: dict[str, Any], task: Task, world: RobotWorld, log: EpisodeLog, 
         "zones": s["zones"] if s["variation"] == "IRZ" else 0, "method": s["method"], "ablation": ablation,
         "memory": s["memory"], "random_votes": float(s["random_votes"]), "backend": backend,
         "profile": s["profile"] if s["backend"] == "heuristic" else None, "model": s["model"],
-        "seed": s["seed"], "run": s["run"], "instance": s["instance"], "max_steps": task.max_steps,
+        "seed": s["seed"], "run": s["run"], "instance": s["instance"], "max_steps": cap,
         "election_rounds": log.election_rounds, "referee": log.referee, "leader": log.leader,
         "leader_type": log.leader_type, "events": [e.get("kind") for e in log.events],
         **{k: v for k, v in m.items() if k not in ("success", "ps", "ts")},

@@ -37,7 +37,7 @@ from .actions import ActionError, format_action, parse_action
 from .brain import Context
 from .llm_brain import BrainError, build_messages, parse_sections, prompt_template
 
-__all__ = ["Reasoner", "assistant_text", "llm_reasoner", "read_jsonl", "reasoning_messages", "sample",
+__all__ = ["Reasoner", "assistant_text", "export_successful", "llm_reasoner", "read_jsonl", "reasoning_messages", "sample",
            "samples_from_decisions", "write_jsonl"]
 
 #: A reasoner: (system + user messages of one decision, the true action) -> the reasoning text.
@@ -147,3 +147,21 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The samples of a JSONL file."""
     with Path(path).open(encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
+
+
+def export_successful(specs: Iterable[dict[str, Any]], path: str | os.PathLike[str],
+                      reasoner: Reasoner | None = None) -> tuple[Path, int, int]:
+    """Run each unit spec (``spec.run_spec`` keys) with its decisions recorded and write the samples
+    of the successful ones to ``path`` (``algo:data_collection``: only trajectories that complete the
+    task are kept). With the offline backend the trajectories play the paper's human-designed
+    scripts; with an LLM backend, its generated ones. Returns (path, episodes kept, samples)."""
+    from .spec import run_unit
+
+    samples: list[dict[str, Any]] = []
+    kept = 0
+    for spec in specs:
+        rec, log = run_unit(dict(spec), record_decisions=True)
+        if rec["episode"]["success"]:
+            kept += 1
+            samples += samples_from_decisions(log.decisions, reasoner)
+    return write_jsonl(samples, path), kept, len(samples)

@@ -229,19 +229,20 @@ class RobotWorld:
 
     def remove_robot(self, name: str) -> str | None:
         """Disconnect a robot without warning (REC). What it holds drops onto the place it last
-        reached (the working table for the tabletop manipulator), or stays lost in its gripper when it
-        stood at no place (our decision); returns the dropped object's handle."""
+        reached (the working table for the tabletop manipulator), or onto the nearest surface when
+        it stood at no place (after a ``move``: our decision, so the task stays feasible); returns the
+        dropped object's handle."""
         r = self.robots[name]
         r.active = False
         dropped = r.held
         if dropped is not None:
             o = self.objects[dropped]
-            if r.at is not None and r.at in self.layout.places:
-                p = self.place_of(r.at)
-                o.held_by, o.place, o.inside, o.pos = None, r.at, False, p.clamp(r.pos)
-                r.held = None
-            else:
-                dropped = None
+            at = r.at if r.at in self.layout.places else min(
+                (p for p in self.layout.ground_places() if p.surface),
+                key=lambda p: (p.box_distance(r.pos), p.handle)).handle
+            p = self.place_of(at)
+            o.held_by, o.place, o.inside, o.pos = None, at, False, p.clamp(r.pos)
+            r.held = None
         return dropped
 
     def clone(self) -> "RobotWorld":
@@ -389,6 +390,7 @@ class RobotWorld:
             return self._fb(robot, text, False, f"{prefix}_failed_4",
                             f"Failed: {goal_room or 'the target'} is a restricted or inaccessible zone for "
                             f"{robot.name}.")
+        blocked = blocked - {L.room_at(robot.pos)}  # a robot caught inside a new zone may leave it
         end = L.reach(robot.pos, goal, t.radius_m, t.flies, blocked)
         if end is None:
             return self._fb(robot, text, False, f"{prefix}_failed_1",
