@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from .layout import Point
 from .robots import RobotType
 
-__all__ = ["Brain", "Context", "PlaceView", "Plan", "Reply", "STAGES", "TaskInfo"]
+__all__ = ["Brain", "Context", "PlaceView", "Plan", "Reply", "STAGES", "TaskInfo", "TeamPlanner"]
 
 STAGES = ("SD", "TALB", "LE", "HMRC", "GD", "LP")
 
@@ -132,3 +132,14 @@ class Brain(Protocol):
     def reflect(self, ctx: Context) -> Reply: ...
 
     def update_plan(self, ctx: Context) -> Reply: ...
+
+
+class TeamPlanner(Protocol):
+    """A centralized planner (COHERENT-style, §4.2): one call per step chooses every robot's action.
+    ``act_team`` gets each active robot's global-view context in team order and returns
+    ``Reply(value={robot name: action text})``. Optional: the framework uses it when the planning
+    robot's backend has it, else one :meth:`Brain.act` per robot."""
+
+    label: str
+
+    def act_team(self, ctxs: list[Context]) -> Reply: ...

@@ -6,13 +6,17 @@ Four blocks, each a list of specs (duplicates across blocks run once):
 - **static** (``tab:constant_exp``, ``fig:robodiff``, ``fig:robocomb``): kinds x levels x the six
   compositions x ``n_tasks`` tasks x ``methods`` (DynaHMRC, CoELA-style, COHERENT-style);
 - **search** (MCTS, MCTS-NoINS, and LLM-MCTS on Sort Solids): kinds x ``search_levels`` x
-  compositions x ``search_tasks`` tasks (search is slow; its own, smaller slice);
+  compositions x ``search_tasks`` tasks (search is slow; its own, smaller slice), each decision with a
+  fixed budget (``mcts_iterations`` simulations, at most ``mcts_max_sim_actions`` simulated robot
+  actions: the paper's limited search time; a larger team's joint actions use it up sooner);
 - **dynamic** (``tab:goal_exp`` ... ``tab:removal_exp``, ``fig:robodyta``): kinds x variations (CTO,
   IRZ, ANC, REC at ``T``) x the compositions each allows x ``n_tasks`` x ``methods``, at medium
   difficulty with the 30-step cap;
 - **ablation** (``tab:ablation``, ``tab:memory_length``, ``tab:random_votes``): DynaHMRC without
   history, feedback, leader or reflection, with memory 15 and with 50% random votes, on the static
-  medium tasks and the variations.
+  tasks of ``ablation_levels`` and the variations. By Eq. 9 every target off the working table makes
+  a task hard (l = 2 gives D >= 0.6), so medium tasks keep all targets on the table and only hard
+  ones need searching; the default ablates on both.
 """
 
 from __future__ import annotations
@@ -78,7 +82,7 @@ def specs(P: Params) -> list[dict[str, Any]]:
                 for i in range(n):
                     for m in P["methods"]:
                         add({"kind": kind, "level": level, "team": team, "instance": i, "method": m})
-                    if level == "medium":
+                    if level in P["ablation_levels"]:
                         for label in P["ablations"]:
                             add({"kind": kind, "level": level, "team": team, "instance": i, "method": "dynahmrc",
                                  **ABLATIONS[label]})
@@ -89,7 +93,8 @@ def specs(P: Params) -> list[dict[str, Any]]:
                         if m == "llm_mcts" and kind != "sort":
                             continue
                         add({"kind": kind, "level": level, "team": team, "instance": i, "method": m,
-                             "mcts_iterations": P["mcts_iterations"]})
+                             "mcts_iterations": P["mcts_iterations"],
+                             "mcts_max_sim_actions": P["mcts_max_sim_actions"]})
         for v in P["variations"]:
             if v not in VARIATION_TEAMS:
                 raise ValueError(f"variations: {v!r} not allowed; allowed: {', '.join(VARIATION_TEAMS)}")

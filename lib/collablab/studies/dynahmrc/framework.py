@@ -412,26 +412,67 @@ class _Episode:
         return self.log
 
     def central_step(self) -> None:
-        """COHERENT: one planner call per step chooses every robot's action (counted as one call),
-        reading the union of observations and one global history."""
+        """COHERENT: one planner call per step chooses every robot's action (one ``HMRC`` call
+        record per step), reading the union of observations and one global history.
+
+        When the first active robot's brain has ``act_team`` (see :mod:`.llm_brain`) it is the
+        planner: every robot's context is built first (messages collected, the global view and
+        history), one ``act_team`` call gives ``{robot: action text}``, and the robots execute in
+        team order (stopping at success). A robot the plan leaves out waits; an unusable reply
+        (``invalid``) makes every robot's action an invalid one; a bare ``move`` is invalid (no
+        second call: the central planner writes ``move(dx, dy)``). Without ``act_team`` each
+        robot's brain is asked in turn with the global context (its usage summed into the record)."""
         w = self.w
         names = [r.name for r in w.active()]
         self.usage = (0, 0)
-        for name in names:
+        g = self.mem["__global__"]
+
+        def central_context(name: str) -> Context:
             self._collect_messages(name)
             ctx = self.context(name, central=True)
-            g = self.mem["__global__"]
             ctx.feedback_history = list(g.feedback) if self.cfg.feedback else []
             ctx.feedback_kinds = list(g.kinds) if self.cfg.feedback else []
             ctx.action_history = list(g.actions)
-            fb = self.act(name, ctx, stage_calls=False)
+            return ctx
+
+        def remember_globally(name: str, fb: Feedback) -> None:
             g.feedback.append(f"{name}: {fb.text}")
             g.kinds.append(fb.kind)
             g.actions.append(f"{name}: {fb.action}")
+
+        planner = getattr(self.brains[names[0]], "act_team", None) if names else None
+        if planner is None:
+            for name in names:
+                fb = self.act(name, central_context(name), stage_calls=False)
+                remember_globally(name, fb)
+                if w.success():
+                    break
+            self.log.calls.append({"stage": "HMRC", "robot": "central", "step": w.step, "tokens_in": self.usage[0],
+                                   "tokens_out": self.usage[1], "invalid": None})
+            return
+        ctxs = [central_context(name) for name in names]
+        reply = planner(ctxs)
+        self.usage = (reply.tokens_in, reply.tokens_out)
+        self._call("HMRC", "central", reply)
+        joint = reply.value if not reply.invalid and isinstance(reply.value, Mapping) else None
+        for name, ctx in zip(names, ctxs):
+            if not w.robots[name].active:
+                continue
+            # an unusable plan: a text that never parses, so the world records an invalid action
+            text = "(no usable joint plan)" if joint is None else str(joint.get(name, "wait()"))
+            try:
+                action = None if MOVE_SELECTION.match(text.strip()) else parse_action(text)
+            except ActionError:
+                action = None
+            fb = w.execute(name, text)
+            if self.record and action is not None:
+                self.log.decisions.append((ctx, fb.action))
+            self.log.add_step(_step_record(w.step, name, w.robots[name].type.code, fb))
+            self._remember(name, fb)
+            w.perceive()
+            remember_globally(name, fb)
             if w.success():
                 break
-        self.log.calls.append({"stage": "HMRC", "robot": "central", "step": w.step, "tokens_in": self.usage[0],
-                               "tokens_out": self.usage[1], "invalid": None})
 
 
 def _step_record(step: int, robot: str, code: str, fb: Feedback) -> dict[str, Any]:

@@ -50,33 +50,64 @@ counts as the model's (invalid). Tokens are the server's ``usage``.
 
 Call ids are logical: ``<namespace><episode>/<robot>/<call>/s<step>`` (``/r<round>`` for votes),
 ``episode`` from ``ctx.extra["episode"]``.
+
+**The centralized planner (COHERENT, §4.2).** A brain may also offer ``act_team(ctxs) -> Reply``
+(an optional extension of the :class:`~.brain.Brain` protocol; the framework's ``central_step``
+uses it when the first active robot's brain has it): ``ctxs`` are the contexts of every active robot
+in team order, built with the global view (the union of all robots' objects, one global feedback
+and action history of ``"<robot>: <item>"`` entries, the same in every context), and the reply's
+``value`` is ``{robot name: action text}`` for every robot of ``ctxs``. :meth:`LLMBrain.act_team`
+makes one call per step (stage ``HMRC``, id ``<namespace><episode>/central/HMRC/s<step>``) with
+``central_system.txt`` (each robot's role and skills from ``role_*.txt`` / ``skills.txt``, the
+output format ``Thoughts: ...`` / ``Actions:`` then one ``<robot>: <action>`` line per robot) and
+``central_user.txt`` (task status, the union scene graph, every robot's status, the global
+histories). Decisions (ours):
+
+- **Lines.** The ``Actions:`` section is read (the whole reply when it has none); a line is
+  ``<robot>: <action>`` (bullets, numbering, markdown tolerated); a line for a robot outside the
+  team is ignored; of several lines for one robot the first that parses wins.
+- **Missing robot.** A robot without a line in a usable reply gets ``wait()`` (as the search
+  baselines' joint actions do).
+- **Unparseable action.** A robot whose line does not parse keeps that line's text as its action,
+  so the world records it as an invalid action (the others still act).
+- **Unusable reply.** No line for any robot of the team (or an empty reply) gives
+  ``Reply(invalid=why)``; the framework then records every robot's action as invalid.
+- **Move.** There is no second call: a move must be written ``move(dx, dy)``; a bare ``move`` /
+  ``move()`` is an unparseable action (recorded invalid).
 """
+
 
 from __future__ import annotations
 
 import functools
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...llm import LLMClient, LLMResult
 from .actions import ActionError, format_action, parse_action
 from .brain import Context, Plan, Reply
+from .layout import MOVE_LIMIT_M
 from .robots import ACTIONS, robot_type
 
 __all__ = [
     "CALLS",
+    "CENTRAL_MOVE_SKILL",
     "DEFAULT_COSTMAP_STEP_M",
     "BrainError",
     "LLMBrain",
     "build_messages",
+    "build_team_messages",
     "costmap_text",
     "parse_leader",
     "parse_move_offset",
     "parse_sections",
+    "parse_team_actions",
     "prompt_template",
     "read_reply",
+    "read_team_reply",
     "scene_graph_text",
 ]
 
@@ -98,6 +129,7 @@ _HEADERS: dict[str, str] = {
     "plans": r"plans?",
     "plan": r"(?:proposed\s+)?(?:collaboration\s+|division[- ]of[- ]labou?r\s+)?plan",
     "speech": r"(?:leader(?:ship)?\s+)?(?:campaign\s+)?speech",
+    "actions": r"(?:joint\s+)?actions?",
 }
 
 
@@ -157,7 +189,7 @@ def _target_task(ctx: Context) -> str:
     return " ".join(parts)
 
 
-def _skills(ctx: Context) -> str:
+def _skills(ctx: Context, overrides: Mapping[str, str] | None = None) -> str:
     help_ = {}
     for line in prompt_template("skills").splitlines():
         name, sep, text = line.partition(":")
@@ -166,6 +198,7 @@ def _skills(ctx: Context) -> str:
     missing = [a for a in ACTIONS if a not in help_]
     if missing:
         raise ValueError(f"prompts/skills.txt: no line for {', '.join(missing)}")
+    help_.update(overrides or {})
     return "\n".join(f"{i}. {help_[a]}" for i, a in enumerate(ctx.type.actions, 1))
 
 
@@ -341,6 +374,73 @@ def build_messages(ctx: Context, stage: str, *, candidates: Sequence[str] | None
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
+# -- the centralized planner (COHERENT) --------------------------------------------------------
+#: The move's skill line in the central prompt (there is no second call with a costmap).
+CENTRAL_MOVE_SKILL = ("move(<delta_x>, <delta_y>): adjust the base position by a displacement in metres along x "
+                      "and y to get closer to an object it could not reach.")
+
+
+def _check_team(ctxs: Sequence[Context]) -> list[Context]:
+    ctxs = list(ctxs)
+    if not ctxs:
+        raise ValueError("act_team: no robot contexts")
+    names = [c.name for c in ctxs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"act_team: a robot appears twice in {names}")
+    return ctxs
+
+
+def _indent(text: str, pad: str = "  ") -> str:
+    return "\n".join(pad + ln for ln in text.splitlines())
+
+
+def _team_roles(ctxs: Sequence[Context]) -> str:
+    return "\n".join(f"- {c.name} ({c.type.kind}):\n  Role:\n{_indent(_role(c))}\n  Skills:\n"
+                     f"{_indent(_skills(c, {'move': CENTRAL_MOVE_SKILL}))}" for c in ctxs)
+
+
+def _team_status(ctxs: Sequence[Context]) -> str:
+    lines = []
+    for c in ctxs:
+        s = f"- {c.name} ({c.type.kind}): pos: {_pt(c.pos)}."
+        if c.at:
+            s += f" It is at {c.at}."
+        if c.type.manipulates:
+            s += f" The gripper is holding {c.held}." if c.held else " The gripper is empty."
+            s += f" Maximum grasping range: {c.type.reach_m:.2f} m."
+        lines.append(s)
+    return "\n".join(lines)
+
+
+def _union_view(ctxs: Sequence[Context]) -> Context:
+    """The first context with every robot's places and objects (the first robot's view of a place or
+    an object wins)."""
+    places = {}
+    objects: dict[str, tuple[str, Any]] = {}
+    for c in ctxs:
+        for pv in c.places:
+            places.setdefault(pv.handle, pv)
+        for h, v in c.objects.items():
+            objects.setdefault(h, v)
+    return replace(ctxs[0], places=list(places.values()), objects=objects)
+
+
+def build_team_messages(ctxs: Sequence[Context]) -> list[dict[str, str]]:
+    """System and user messages of the centralized planner's one call per step (``ctxs``: every
+    active robot's context in team order; task, status and the global histories are read from the
+    first). Pure."""
+    ctxs = _check_team(ctxs)
+    first = ctxs[0]
+    names = [c.name for c in ctxs]
+    system = _fill("central_system", team=_team_roles(ctxs), target_task=_target_task(first),
+                   move_limit=f"{MOVE_LIMIT_M:g}", action_lines="\n".join(f"{n}: <one action of {n}>" for n in names))
+    user = _fill("central_user", task_status=first.task_status, step=first.step, max_steps=first.max_steps,
+                 scene_graph=scene_graph_text(_union_view(ctxs)), robot_status=_team_status(ctxs),
+                 feedback_history=_history(first.feedback_history), action_history=_history(first.action_history),
+                 names=", ".join(names))
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
 # -- reading replies ---------------------------------------------------------------------------
 def _header_re(names: Sequence[str], inline: bool = False) -> re.Pattern[str]:
     alts = "|".join(f"(?P<{n}>{_HEADERS[n]})" for n in names)
@@ -484,6 +584,51 @@ def read_reply(stage: str, text: str, ctx: Context, *, candidates: Sequence[str]
     return Reply(text, value=Plan(text=contents), thoughts=thoughts)  # LP
 
 
+_TEAM_LINE = re.compile(r"^[ \t>*\-+•]*(?:\d+[.)][ \t]*)?[*_`]*[ \t]*([A-Za-z][\w\-]*)[ \t]*[*_`]*[ \t]*"
+                        r"(?:\([^)\n]*\)[ \t]*)?[*_`]*[ \t]*[:：][ \t]*(.*)$")
+
+
+def parse_team_actions(text: str, names: Sequence[str]) -> tuple[dict[str, str] | None, str | None]:
+    """``({robot: action text}, None)`` from a centralized planner's reply (see the module
+    docstring: the ``Actions:`` section, else the whole reply; one ``<robot>: <action>`` line per
+    robot, a robot's first line that parses wins, else its first line's text, kept so that it is
+    recorded invalid; robots without a line get ``wait()``), or ``(None, why)`` when no line names
+    a robot of ``names``."""
+    sec = parse_sections(text, ("thoughts", "actions"))
+    body = sec.get("actions")
+    if body is None:
+        body = _THINK.sub("", text or "")
+    canon = {n.lower(): n for n in names}
+    seen: dict[str, list[str]] = {}
+    for line in body.splitlines():
+        m = _TEAM_LINE.match(line.strip())
+        if not m or m.group(1).lower() not in canon:
+            continue  # not a robot's line, or a robot outside the team
+        said = m.group(2).strip().strip("`*_ ").strip()
+        seen.setdefault(canon[m.group(1).lower()], []).append(said or "(no action)")
+    if not seen:
+        return None, (f"no '<robot>: <action>' line for any robot of the team ({', '.join(names)}) in the reply: "
+                      f"{_THINK.sub('', text or '').strip()[:80]!r}")
+    out: dict[str, str] = {}
+    for n in names:
+        out[n] = "wait()"
+        for i, said in enumerate(seen.get(n, [])):
+            try:
+                out[n] = format_action(parse_action(said))
+                break
+            except ActionError:
+                if i == 0:
+                    out[n] = said
+    return out, None
+
+
+def read_team_reply(text: str, ctxs: Sequence[Context]) -> Reply:
+    """The :class:`~.brain.Reply` of the centralized planner's reply ``text`` (no usage filled in)."""
+    sec = parse_sections(text, ("thoughts", "actions"))
+    joint, why = parse_team_actions(text, [c.name for c in ctxs])
+    return Reply(text, value=joint, thoughts=sec.get("thoughts", ""), invalid=why)
+
+
 # -- the brain ---------------------------------------------------------------------------------
 class LLMBrain:
     """One robot's reasoning core on an :class:`~collablab.llm.LLMClient` (a :class:`~.brain.Brain`).
@@ -567,3 +712,40 @@ class LLMBrain:
 
     def update_plan(self, ctx: Context) -> Reply:
         return self.ask(ctx, "LP")
+
+    # -- the centralized planner (COHERENT) -------------------------------------------------------
+    def team_call_id(self, ctxs: Sequence[Context]) -> str:
+        """The logical id of the centralized planner's call of a step (one per step)."""
+        first = _check_team(ctxs)[0]
+        return f"{self.namespace}{first.extra.get('episode', 'episode')}/central/HMRC/s{first.step}"
+
+    def team_request(self, ctxs: Sequence[Context]) -> dict[str, Any]:
+        """The keyword arguments of ``LLMClient.chat`` for the centralized planner's call."""
+        kw: dict[str, Any] = {"messages": build_team_messages(ctxs), "call_id": self.team_call_id(ctxs),
+                              "temperature": self.temperature, "max_tokens": self.max_tokens}
+        if self.extra_params:
+            kw["extra_params"] = dict(self.extra_params)
+        return kw
+
+    def team_reply_of(self, result: LLMResult, ctxs: Sequence[Context]) -> Reply:
+        """The Reply of a finished centralized call; :class:`BrainError` when it failed for a reason
+        that is not the model's."""
+        u = result.usage
+        tokens = {"tokens_in": int(u.prompt_tokens or 0), "tokens_out": int(u.completion_tokens or 0)}
+        if result.error is not None:
+            if result.error.startswith("empty reply"):
+                return Reply("", invalid=f"the model gave an empty reply ({result.error})", **tokens)
+            raise BrainError(f"{result.call_id} on {self.label}: {result.error}")
+        reply = read_team_reply(result.text or "", ctxs)
+        reply.tokens_in, reply.tokens_out = tokens["tokens_in"], tokens["tokens_out"]
+        if reply.invalid and result.finish_reason == "length":
+            reply.invalid = f"the reply was cut off at {self.max_tokens} tokens; {reply.invalid}"
+        return reply
+
+    def act_team(self, ctxs: list[Context]) -> Reply:
+        """COHERENT's one call per step: every robot's action, ``value`` ``{robot: action text}``
+        (see the module docstring)."""
+        ctxs = _check_team(ctxs)
+        kw = self.team_request(ctxs)
+        result = self.client.chat_sync(kw.pop("messages"), **kw)
+        return self.team_reply_of(result, ctxs)

@@ -584,3 +584,51 @@ class OfflineBrain:
                 + (". Known: " + ". ".join(lines) if lines else "")
                 + (". Team searched: " + ", ".join(sorted(searched)) if searched else "") + ".")
         return self._reply(ctx, text, Plan(text, explore, base.roles, base.fetch))
+
+    # -- COHERENT: the centralized planner ------------------------------------------------------
+    def act_team(self, ctxs: list[Context]) -> Reply:
+        """The centralized planner's joint action (COHERENT, §4.2; the optional ``act_team`` of the
+        Brain protocol, see :mod:`.llm_brain`): this brain decides for every robot of ``ctxs`` (the
+        global-view contexts, team order) with the per-robot rules of :meth:`act`, played by one
+        rule-based robot per name it keeps (same profile; their seed is drawn once from this brain's
+        generator). ``value`` is ``{robot: action text}``; a bare ``move`` of the rules is written
+        with its offsets (``move(dx, dy)`` toward the object of the robot's latest pick; ``wait()``
+        without one), as the central planner has no second call. Tokens: the robots' proxies summed."""
+        team: dict[str, OfflineBrain] = self.__dict__.setdefault("_team_brains", {})
+        if "_team_seed" not in self.__dict__:
+            self._team_seed = self.rng.getrandbits(31)
+        actions: dict[str, str] = {}
+        tokens_in = tokens_out = 0
+        for ctx in ctxs:
+            sub = team.get(ctx.name)
+            if sub is None or sub.code != ctx.type.code:
+                sub = team[ctx.name] = OfflineBrain(ctx.name, ctx.type.code, self.profile, seed=self._team_seed)
+            r = sub.act(ctx)
+            action = str(r.value)
+            if re.fullmatch(r"\[?move\]?\s*(?:\(\s*\))?\.?", action.strip(), re.IGNORECASE):
+                action = self._team_move(ctx)
+            actions[ctx.name] = action
+            tokens_in, tokens_out = tokens_in + r.tokens_in, tokens_out + r.tokens_out
+        text = "Thoughts: rule-based choice for every robot.\nActions:\n" + "\n".join(
+            f"{n}: {a}" for n, a in actions.items())
+        return Reply(text=text, value=actions, tokens_in=tokens_in, tokens_out=tokens_out)
+
+    @staticmethod
+    def _team_move(ctx: Context) -> str:
+        """A move written with its offsets: toward the object of the robot's latest pick (its own
+        ``pick(x)`` or a global ``<robot>: pick(x)`` entry), at most 0.8 m, to 0.1 m."""
+        goal = None
+        for a in reversed(ctx.action_history):
+            m = re.match(rf"(?:{re.escape(ctx.name)}:\s*)?pick\((\w+)\)$", a.strip())
+            if m:
+                goal = m.group(1)
+                break
+        pos = ctx.objects.get(goal or "", (None, None))[1]
+        if pos is None:
+            return "wait()"
+        d = distance(ctx.pos, pos)
+        step = min(max(d - 0.5 * ctx.type.reach_m, 0.2), 0.8)
+        if d < 1e-6:
+            return "wait()"
+        dx, dy = round((pos[0] - ctx.pos[0]) / d * step, 1) + 0.0, round((pos[1] - ctx.pos[1]) / d * step, 1) + 0.0
+        return f"move({dx:g}, {dy:g})" if (dx or dy) else "wait()"

@@ -23,6 +23,7 @@ A unit is one task, one team composition, one method and one variation. Its reco
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from typing import Any, Callable
 
 from ...agents.llm import backend_label, check_endpoint_keys, provider_of
@@ -55,7 +56,7 @@ DEFAULTS: dict[str, Any] = {
     "method": "dynahmrc",
     "history": True, "feedback": True, "leader": True, "reflection": True,
     "memory": 10, "long_memory": 20, "reflect_every": 5, "k_sel": 3, "random_votes": 0.0,
-    "mcts_iterations": 120, "mcts_depth": 6, "mcts_c": 1.4,
+    "mcts_iterations": 200, "mcts_depth": 8, "mcts_c": 1.4, "mcts_max_sim_actions": 3200,
     "backend": "heuristic", "profile": "default",
     "model": None, "base_url": None, "provider": "auto", "api_key_env": None,
     "llm_cache": None, "llm_cache_mode": None,
@@ -80,7 +81,7 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(s[key], bool):
             raise ValueError(f"{key}: must be true or false, got {s[key]!r}")
     for key, low in (("instance", 0), ("task_seed", 0), ("T", 1), ("zones", 1), ("memory", 1), ("long_memory", 1),
-                     ("reflect_every", 1), ("k_sel", 1), ("mcts_iterations", 1), ("mcts_depth", 1), ("seed", 0),
+                     ("reflect_every", 1), ("k_sel", 1), ("mcts_iterations", 1), ("mcts_depth", 1), ("mcts_max_sim_actions", 1), ("seed", 0),
                      ("run", 0), ("max_tokens", 1), ("llm_max_concurrency", 1), ("llm_max_attempts", 1)):
         check_int(s, key, low)
     if s["max_steps"] is not None:
@@ -182,7 +183,8 @@ def _search(s: dict[str, Any]):
     if s["method"] == "llm_mcts":
         prior = llm_prior(_client(s)) if s["backend"] == "llm" else heuristic_prior
     return MCTSPlanner(instructions=s["method"] != "mcts_noins", iterations=s["mcts_iterations"],
-                       depth=s["mcts_depth"], c=float(s["mcts_c"]), seed=_seed(s), policy_prior=prior)
+                       depth=s["mcts_depth"], c=float(s["mcts_c"]), seed=_seed(s), policy_prior=prior,
+                       max_sim_actions=s["mcts_max_sim_actions"])
 
 
 def run_spec(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[str, Brain]] | None = None
@@ -292,6 +294,17 @@ class _Sabotaged:
             self.first = False
             return Reply(text="pick(no_such_object_0)", value="pick(no_such_object_0)")
         return self.brain.act(ctx)
+
+    def act_team(self, ctxs: list[Context]) -> Reply:
+        """The central planner's first joint plan with the first robot's action made illegal."""
+        reply = self.brain.act_team(ctxs)
+        if self.first and ctxs:
+            self.first = False
+            joint = dict(reply.value) if not reply.invalid and isinstance(reply.value, dict) \
+                else {c.name: "(no usable joint plan)" for c in ctxs}
+            joint[ctxs[0].name] = "pick(no_such_object_0)"
+            reply = replace(reply, value=joint, invalid=None)
+        return reply
 
 
 def sabotage(team: dict[str, Brain]) -> dict[str, Brain]:
