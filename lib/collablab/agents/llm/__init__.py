@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .policy import LLMPolicy, LLMSettings
-from .spec import (LLM_DEFAULTS, PROVIDERS, backend_label, check_endpoint_keys, check_llm_spec, make_llm_policies, per_agent,
-                   provider_of)
+from .spec import (LLM_DEFAULTS, PROVIDERS, backend_label, check_endpoint_keys, check_llm_spec, endpoint_client,
+                   make_llm_policies, per_agent, provider_of)
 
 DEFAULTS = LLM_DEFAULTS
 check_spec = check_llm_spec
@@ -30,5 +30,5 @@ def backends(s: Mapping[str, Any]) -> list[str]:
 
 
 __all__ = ["DEFAULTS", "LLM_DEFAULTS", "PROVIDERS", "LLMPolicy", "LLMSettings", "backend_label", "backends",
-           "check_endpoint_keys", "check_llm_spec", "check_spec", "labels", "make_llm_policies", "make_policies", "per_agent",
+           "check_endpoint_keys", "check_llm_spec", "check_spec", "endpoint_client", "labels", "make_llm_policies", "make_policies", "per_agent",
            "provider_of"]

@@ -58,6 +58,22 @@ def backend_label(provider: str | None, base_url: str | None, model: str) -> str
     return f"{provider_of(provider, base_url)}:{model}"
 
 
+def endpoint_client(s: Mapping[str, Any], model: str, base_url: str | None = None,
+                    cache: ResponseCache | None = None) -> LLMClient:
+    """A client of ``model`` at ``base_url`` (default: the spec's) with the spec's key
+    (``api_key_env``, ``OPENAI_API_KEY`` for OpenAI itself) and limits (``llm_max_concurrency``,
+    ``llm_timeout_s``, ``llm_max_attempts``), through ``cache`` (default: the spec's ``llm_cache`` and
+    ``llm_cache_mode``)."""
+    url = s["base_url"] if base_url is None else base_url
+    env = s["api_key_env"]
+    if env is None and provider_of(s["provider"], url) == "openai":
+        env = "OPENAI_API_KEY"
+    return LLMClient(EndpointSpec(alias=backend_label(s["provider"], url, model), model=model, base_url=url,
+                                  api_key_env=env, max_concurrency=int(s["llm_max_concurrency"]),
+                                  timeout_s=float(s["llm_timeout_s"]), max_attempts=int(s["llm_max_attempts"])),
+                     cache if cache is not None else ResponseCache(s["llm_cache"], s["llm_cache_mode"]))
+
+
 def check_endpoint_keys(s: Mapping[str, Any]) -> None:
     """Reject bad single-endpoint keys of a resolved spec, the ones every study with one endpoint
     shares: ``base_url``, ``provider``, ``api_key_env``, ``llm_cache_mode``, ``temperature``,

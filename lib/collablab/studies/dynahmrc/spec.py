@@ -26,8 +26,7 @@ import functools
 from dataclasses import replace
 from typing import Any, Callable
 
-from ...agents.llm import backend_label, check_endpoint_keys, provider_of
-from ...llm import EndpointSpec, LLMClient, ResponseCache
+from ...agents.llm import backend_label, check_endpoint_keys, endpoint_client
 from ...runs.spec_checks import check_choice, check_int, with_defaults
 from .brain import Brain, Context, Reply
 from .difficulty import LEVELS
@@ -140,16 +139,6 @@ def make_world(task: Task) -> RobotWorld:
                       task.task_layout())
 
 
-def _client(s: dict[str, Any]) -> LLMClient:
-    env = s["api_key_env"]
-    if env is None and provider_of(s["provider"], s["base_url"]) == "openai":
-        env = "OPENAI_API_KEY"
-    return LLMClient(EndpointSpec(alias=backend_label(s["provider"], s["base_url"], s["model"]), model=s["model"],
-                                  base_url=s["base_url"], api_key_env=env, max_concurrency=int(s["llm_max_concurrency"]),
-                                  timeout_s=float(s["llm_timeout_s"]), max_attempts=int(s["llm_max_attempts"])),
-                     ResponseCache(s["llm_cache"], s["llm_cache_mode"]))
-
-
 def _seed(s: dict[str, Any]) -> int:
     return s["seed"] * 1000 + s["instance"] + 7919 * s["run"]
 
@@ -161,7 +150,7 @@ def brain_maker(s: dict[str, Any]) -> Callable[[str, str], Brain]:
         return lambda name, code: OfflineBrain(name, code, profile, seed=_seed(s))
     from .llm_brain import LLMBrain
 
-    client = _client(s)
+    client = endpoint_client(s, s["model"])
     label = backend_label(s["provider"], s["base_url"], s["model"])
     ns = f"run{s['run']}/" if s["run"] else ""
     return lambda name, code: LLMBrain(client, temperature=float(s["temperature"]), max_tokens=int(s["max_tokens"]),
@@ -181,7 +170,7 @@ def _search(s: dict[str, Any]):
 
     prior = None
     if s["method"] == "llm_mcts":
-        prior = llm_prior(_client(s)) if s["backend"] == "llm" else heuristic_prior
+        prior = llm_prior(endpoint_client(s, s["model"])) if s["backend"] == "llm" else heuristic_prior
     return MCTSPlanner(instructions=s["method"] != "mcts_noins", iterations=s["mcts_iterations"],
                        depth=s["mcts_depth"], c=float(s["mcts_c"]), seed=_seed(s), policy_prior=prior,
                        max_sim_actions=s["mcts_max_sim_actions"])

@@ -45,8 +45,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ...agents.llm import backend_label, check_endpoint_keys, per_agent, provider_of
-from ...llm import EndpointSpec, LLMClient, ResponseCache
+from ...agents.llm import backend_label, check_endpoint_keys, endpoint_client, per_agent, provider_of
+from ...llm import ResponseCache
 from ...runs.spec_checks import check_choice, check_int, with_defaults
 from . import episodes as EP
 from .llm_backend import LLMBackend
@@ -214,17 +214,6 @@ def _thinking(s: dict[str, Any]) -> dict[str, Any] | None:
     return {"extra_body": {"chat_template_kwargs": {"enable_thinking": s["task"] in THINKING_TASKS}}}
 
 
-def _client(s: dict[str, Any], model: str, base_url: str | None, cache: ResponseCache) -> LLMClient:
-    """A client of ``model`` at ``base_url`` with the spec's key and limits, through ``cache``."""
-    env = s["api_key_env"]
-    if env is None and provider_of(s["provider"], base_url) == "openai":
-        env = "OPENAI_API_KEY"
-    return LLMClient(EndpointSpec(alias=backend_label(s["provider"], base_url, model), model=model, base_url=base_url,
-                                  api_key_env=env, max_concurrency=int(s["llm_max_concurrency"]),
-                                  timeout_s=float(s["llm_timeout_s"]), max_attempts=int(s["llm_max_attempts"])),
-                     cache)
-
-
 def _cache(s: dict[str, Any]) -> ResponseCache:
     return ResponseCache(s["llm_cache"], s["llm_cache_mode"])
 
@@ -239,8 +228,8 @@ def make_backend(s: dict[str, Any]) -> Backend:
     cache = _cache(s)
     models = sorted(set(method_config(s).models.values()))
     labels = [backend_label(s["provider"], s["base_url"], m) for m in [s["model"], *models]]
-    return LLMBackend(_client(s, s["model"], s["base_url"], cache),
-                      clients={m: _client(s, m, s["base_url"], cache) for m in models}, temperature=float(s["temperature"]),
+    return LLMBackend(endpoint_client(s, s["model"], s["base_url"], cache),
+                      clients={m: endpoint_client(s, m, s["base_url"], cache) for m in models}, temperature=float(s["temperature"]),
                       max_tokens=int(s["max_tokens"]), label=",".join(dict.fromkeys(labels)),
                       extra_params=_thinking(s), namespace=f"run{s['run']}" if s["run"] else "")
 
@@ -254,7 +243,7 @@ def _task_object(s: dict[str, Any], backend: Backend) -> Any:
 
     if not s["judge_model"]:
         return OptionGenTask(judge=judge_for(backend))
-    client = _client(s, s["judge_model"], s["judge_base_url"] or s["base_url"], _cache(s))
+    client = endpoint_client(s, s["judge_model"], s["judge_base_url"] or s["base_url"], _cache(s))
     return OptionGenTask(judge=LLMJudge(client, RubricCache(LLMRubricBuilder(client))))
 
 

@@ -30,8 +30,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ...agents.llm import backend_label, check_endpoint_keys, per_agent, provider_of
-from ...llm import EndpointSpec, LLMClient, ResponseCache
+from ...agents.llm import backend_label, check_endpoint_keys, endpoint_client, per_agent, provider_of
 from ...runs.spec_checks import check_choice, check_int, with_defaults
 from .calls import ToolCall
 from .episode import Channels, Decision, Observation, Planner, run_episode
@@ -151,16 +150,6 @@ def validate(spec: dict[str, Any]) -> None:
     task_of(resolve(spec))
 
 
-def _client(s: dict[str, Any], model: str) -> LLMClient:
-    env = s["api_key_env"]
-    if env is None and provider_of(s["provider"], s["base_url"]) == "openai":
-        env = "OPENAI_API_KEY"
-    return LLMClient(EndpointSpec(alias=backend_label(s["provider"], s["base_url"], model), model=model,
-                                  base_url=s["base_url"], api_key_env=env, max_concurrency=int(s["llm_max_concurrency"]),
-                                  timeout_s=float(s["llm_timeout_s"]), max_attempts=int(s["llm_max_attempts"])),
-                     ResponseCache(s["llm_cache"], s["llm_cache_mode"]))
-
-
 def make_planners(s: dict[str, Any]) -> list[Planner]:
     """Robot and human planners of a resolved spec."""
     if s["backend"] == "heuristic":
@@ -172,7 +161,7 @@ def make_planners(s: dict[str, Any]) -> list[Planner]:
 
     models = [m.strip() for m in per_agent(s["models"], 2, "models")] if s["models"] else [s["model"]] * 2
     provider = provider_of(s["provider"], s["base_url"])
-    return [LLMPlanner(_client(s, m), constrained=s["constrained"], provider=provider,
+    return [LLMPlanner(endpoint_client(s, m), constrained=s["constrained"], provider=provider,
                        temperature=float(s["temperature"]), max_tokens=int(s["max_tokens"]),
                        namespace=f"run{s['run']}/" if s["run"] else "", label=backend_label(s["provider"], s["base_url"], m))
             for m in models]
