@@ -152,6 +152,7 @@ class _Episode:
         self.rng = random.Random(f"dynahmrc-episode:{config.seed}")
         self.log = EpisodeLog(participants={n: r.type.code for n, r in world.robots.items()})
         self.mem: dict[str, _Memory] = {n: self._new_memory() for n in world.robots}
+        self.global_mem = self._new_memory()  # COHERENT: one history of every robot's feedback and actions
         self.descriptions: dict[str, str] = {}
         self.proposals: dict[str, tuple[Plan, str]] = {}
         self.leader: str | None = None
@@ -425,7 +426,7 @@ class _Episode:
         w = self.w
         names = [r.name for r in w.active()]
         self.usage = (0, 0)
-        g = self.mem["__global__"]
+        g = self.global_mem
 
         def central_context(name: str) -> Context:
             self._collect_messages(name)
@@ -501,10 +502,6 @@ def run_episode(world: RobotWorld, brains: Mapping[str, Brain], *, max_steps: in
         raise ValueError(f"brains: no backend for robots {missing}")
     ep = _Episode(world, brains, config, text, variation, brain_for, record_decisions)
     ep.episode_id, ep.task_id = episode_id, task_id or episode_id
-    if config.method == "coherent":
-        ep.mem["__global__"] = _Memory(deque(maxlen=config.memory), deque(maxlen=config.memory),
-                                       deque(maxlen=config.memory), deque(maxlen=config.memory),
-                                       deque(), deque(), deque())
     return ep.run(max_steps)
 
 
