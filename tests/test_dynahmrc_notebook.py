@@ -52,7 +52,7 @@ def test_removing_feedback_lowers_succ_more_than_any_other_ablation(default_run)
     drops = {k: a["full"] - v for k, v in a.items() if k != "full"}
     print("SUCC drops:", {k: round(v, 3) for k, v in drops.items()})
     assert max(drops, key=drops.get) == "w/o feedback" and drops["w/o feedback"] > 0.2, drops
-    (f,) = R.findings("ablation")
+    f = R.findings("ablation")[0]
     assert f.shown is True and "w/o feedback" in f.text
 
 

@@ -130,6 +130,15 @@ def _findings(R: Report) -> None:
         abl.append(_f(R, "removing feedback lowers SUCC the most (tab:ablation)",
                       ["the largest SUCC drop from the full framework (", qf, f") is {worst} (", qw, ")."],
                       worst == "w/o feedback"))
+        for label in ("w/o history", "w/o leader", "w/o reflection"):
+            q = quote(R.tables["ablation_drop"], "ablation_drop", {"ablation_label": label}, "success_mean", PCT)
+            if q is None:
+                continue
+            lower = q.value < qf.value
+            abl.append(_f(R, f"{label} lowers SUCC (tab:ablation)",
+                          [f"{label}: SUCC ", q, " against ", qf, " for the full framework"
+                           + ("." if lower else f"; the {R.backend} backend does not show the paper's drop.")],
+                          lower))
     R.sections["ablation"] = abl
     search = []
     if "search_by_types" in R.tables:
