@@ -6,10 +6,13 @@ See ``store`` for the write order that makes a crash at any moment recoverable.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
+import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +93,21 @@ def _timing_summary(n: int, total: float, peak: float) -> dict[str, Any]:
         return {"n": 0}
     return {"n": n, "sum": round(total, 4), "mean": round(total / n, 4), "max": round(peak, 4)}
 
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back while an episode is committed and counted (main thread, POSIX);
+    they are delivered right after."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 def run_grid(specs: Sequence[dict[str, Any]], *, study: str, fn: str | None = None,
              run_id: str | None = None, out_root: str | Path = "outputs", workers: int = 2,
@@ -200,8 +218,9 @@ def _run_locked(grid: list[Spec], keys: list[str], *, fn: str, registered: bool,
     try:
         for res in results:
             if res["ok"]:
-                appender.commit_episode(res["episode_line"], res["steps_blob"])
-                done.add(res["key"])
+                with _signals_deferred():  # the file and the manifest's count agree even on SIGTERM
+                    appender.commit_episode(res["episode_line"], res["steps_blob"])
+                    done.add(res["key"])
                 failed.discard(res["key"])
                 if res["backend"] is not None:
                     backends_seen.add(res["backend"])
