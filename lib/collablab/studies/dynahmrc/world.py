@@ -42,6 +42,8 @@ Decisions the paper leaves open (ours, tested in tests/test_dynahmrc_world.py):
   the receptacle.
 - Ground robots cannot stand where another ground robot stands (Navigation Failed (1)); drones fly
   above them.
+- A zone closes a room to one robot: it may not enter it (a goal inside, or a path through it, is
+  Navigation/Move Failed (4)); a robot standing inside the room when it closes may still leave.
 """
 
 from __future__ import annotations
