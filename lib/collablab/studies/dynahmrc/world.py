@@ -14,7 +14,8 @@ applies one atomic action and returns its :class:`Feedback`. Feedback kinds (``k
   tolerance from the target pose (no path to it: the robot ends at the nearest reachable point);
   ``navigation_failed_4`` capability or environment: an elevated place for a ground robot, or a
   restricted zone (IRZ) on the way or at the goal;
-- ``move_failed_k``: the same four kinds (``move`` calls the navigation API, the table says);
+- ``move_failed_k``: the same kinds (``move`` calls the navigation API, the table says); kind 2 never
+  occurs, since a move names no target;
 - ``open_failed_1`` already open or cannot be opened; ``open_failed_2`` out of the arm's range;
 - ``pick_failed_1`` the gripper holds something; ``pick_failed_2`` the object is not in this
   robot's scene graph; ``pick_failed_3`` arm planning's start or goal state is invalid (inside a
