@@ -16,6 +16,9 @@ A unit is one task, one team composition, one method and one variation. Its reco
   the PUCT prior on the ``llm`` backend and the heuristic prior offline).
 - **Backends.** ``heuristic`` is :class:`.offline.OfflineBrain` with ``profile`` in every role;
   ``llm`` is :class:`.llm_brain.LLMBrain` on ``model`` at ``base_url`` (temperature 0.5 as in §4.2).
+- **Limits.** ``max_steps`` None uses the task's cap (20 / 30 / 50, 30 with a variation).
+- **Backend label.** A search baseline has no model: its episodes say ``heuristic`` unless LLM-MCTS
+  asks a model for its prior.
 - A failure that is not the model's (server down, no key) raises: the unit fails and a rerun
   retries it; a bad reply is a recorded invalid action (``name`` ``invalid``).
 """
@@ -97,8 +100,6 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(s["model"], str) or not s["model"]:
             raise ValueError("model: backend 'llm' needs a model name, e.g. model='Qwen/Qwen3-4B-Instruct-2507'")
         check_endpoint_keys(s)
-    if s["method"] == "llm_mcts" and s["backend"] == "heuristic":
-        pass  # the heuristic prior stands in for the LLM (labelled in results)
     return s
 
 

@@ -1,0 +1,55 @@
+"""DynaHMRC specs: every bad key or value fails before any work, naming the field and the allowed
+values; the notebook grid validates before it runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from collablab.studies.dynahmrc import experiments as E
+from collablab.studies.dynahmrc.spec import resolve, run_spec, validate
+
+
+@pytest.mark.parametrize("bad,match", [
+    ({"team": "Ma-Ma"}, r"team: .*allowed: Ma-MoMa, Ma-UAV"),
+    ({"kind": "cook"}, r"kind: .*allowed: pack, sort, sandwich"),
+    ({"level": "expert"}, r"level: .*allowed: easy, medium, hard"),
+    ({"method": "greedy"}, r"method: .*allowed: dynahmrc, coela, coherent, mcts"),
+    ({"variation": "fire"}, r"variation: .*allowed: none, CTO, IRZ, ANC, REC"),
+    ({"variation": "CTO", "T": 4}, r"variation.T: 4 not allowed for CTO; allowed: 3, 5, 10"),
+    ({"variation": "IRZ", "zones": 4, "team": "Ma-MoMa-Mo"}, r"variation.zones: 4 not allowed; allowed: 1..3"),
+    ({"history": "no"}, r"history: must be true or false"),
+    ({"random_votes": 1.5}, r"random_votes: must be a number in \[0, 1\]"),
+    ({"memory": 0}, r"memory"),
+    ({"backend": "llm"}, r"model: backend 'llm' needs a model name"),
+    ({"backend": "llm", "model": "m", "base_url": "localhost:8000"}, r"base_url: .*http"),
+    ({"task_source": "file"}, r"task_file: task_source 'file' needs a path"),
+    ({"colour": "red"}, r"colour"),
+])
+def test_bad_specs_name_the_field(bad, match):
+    with pytest.raises(ValueError, match=match):
+        resolve(bad)
+
+
+def test_variations_the_team_cannot_have_fail_in_validate():
+    with pytest.raises(ValueError, match="IRZ needs a 3- or 4-type team"):
+        validate({"variation": "IRZ", "team": "Ma-MoMa"})
+    with pytest.raises(ValueError, match="ANC"):
+        validate({"variation": "ANC", "team": "Ma-MoMa-Mo-UAV"})
+
+
+def test_a_missing_task_file_and_an_out_of_range_instance_fail_before_running(tmp_path):
+    from collablab.studies.dynahmrc.tasks import generate_task, save_tasks
+
+    path = save_tasks([generate_task("pack", "easy", "Ma-MoMa", 0)], tmp_path / "tasks.json")
+    assert run_spec({"task_source": "file", "task_file": str(path)})["episode"]["task"]
+    with pytest.raises(ValueError, match=r"instance: 3 is out of range; .* has tasks 0..0"):
+        validate({"task_source": "file", "task_file": str(path), "instance": 3})
+
+
+def test_the_notebook_grid_rejects_unknown_variations():
+    P = {"n_tasks": 1, "search_tasks": 0, "task_seed": 0, "runs": [0], "kinds": ["pack"], "levels": ["easy"],
+         "teams": ["Ma-MoMa"], "methods": ["dynahmrc"], "search_levels": [], "search_methods": [],
+         "mcts_iterations": 10, "mcts_max_sim_actions": 100, "variations": ["QUAKE"], "T": 5, "ablations": [],
+         "ablation_levels": [], "backend": "heuristic", "profile": "default"}
+    with pytest.raises(ValueError, match="variations: 'QUAKE' not allowed; allowed: CTO, IRZ, ANC, REC"):
+        E.specs(P)
