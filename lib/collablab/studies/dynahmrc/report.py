@@ -139,6 +139,15 @@ def _findings(R: Report) -> None:
                           [f"{label}: SUCC ", q, " against ", qf, " for the full framework"
                            + ("." if lower else f"; the {R.backend} backend does not show the paper's drop.")],
                           lower))
+        t = R.tables["ablation_overall"]
+        qa = quote(t, "ablation_overall", {"ablation_label": "full"}, "as_per_robot_mean", "{:.1f}")
+        qn = quote(t, "ablation_overall", {"ablation_label": "w/o leader"}, "as_per_robot_mean", "{:.1f}")
+        if qa is not None and qn is not None:
+            fewer = qa.value < qn.value
+            abl.append(_f(R, "the leader reduces action steps (tab:ablation)",
+                          ["with the leader each robot takes ", qa, " action steps (AS) against ", qn, " without"
+                           + ("." if fewer else f"; the {R.backend} backend does not show the paper's saving.")],
+                          fewer))
     R.sections["ablation"] = abl
     search = []
     if "search_by_types" in R.tables:
