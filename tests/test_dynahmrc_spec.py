@@ -53,3 +53,19 @@ def test_the_notebook_grid_rejects_unknown_variations():
          "ablation_levels": [], "backend": "heuristic", "profile": "default"}
     with pytest.raises(ValueError, match="variations: 'QUAKE' not allowed; allowed: CTO, IRZ, ANC, REC"):
         E.specs(P)
+
+
+def test_records_do_not_depend_on_the_process_hash_seed():
+    """A unit's records are the same in any worker process (no set order leaks into a decision)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import hashlib, json; from collablab.studies.dynahmrc.spec import run_spec; "
+            "print(' '.join(hashlib.md5(json.dumps(run_spec(s), sort_keys=True, default=str).encode()).hexdigest() "
+            "for s in [{'level': 'hard', 'team': 'Ma-MoMa-Mo-UAV'}, {'variation': 'IRZ', 'team': 'Ma-MoMa-Mo'}, "
+            "{'method': 'coherent', 'level': 'hard'}, {'method': 'mcts', 'level': 'medium', 'team': 'Ma-MoMa-UAV', "
+            "'mcts_iterations': 20, 'mcts_max_sim_actions': 300}]))")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(h)}).stdout for h in (1, 4, 7)}
+    assert len(outs) == 1, outs

@@ -286,7 +286,7 @@ def _candidates(world: RobotWorld, name: str, instructions: bool, previous: str 
         gap = (2 * t.radius_m) ** 2
         near = {(b[0] + i, b[1] + j) for b in map(_bucket, others) for i in (-1, 0, 1) for j in (-1, 0, 1)}
         poses = _poses(L, t) if allowed is None or len(allowed) > 8 else \
-            [x for h in allowed for x in _poses_at(L, t, h)]
+            [x for h in sorted(allowed) for x in _poses_at(L, t, h)]
         for h, k, q, text, a, bucket in poses:
             if (allowed is not None and h not in allowed) or q == r.pos:
                 continue
