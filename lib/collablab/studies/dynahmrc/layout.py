@@ -31,12 +31,13 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 from scipy import ndimage
 
 from ...world import Scene
+from ...world.views import horizontal_distance as distance
 
 Point = tuple[float, float]
 
@@ -61,10 +62,6 @@ NOT_PLACES = frozenset({"chair", "towelrack", "clothespile", "clothespants", "cl
                         "mousemat", "hanger", "floor", "rug", "powersocket", "lightswitch", "faucet", "toilet",
                         "bathtub", "stall", "coffeemaker", "toaster"})
 TABLE_CLASSES = ("kitchentable", "diningtable", "desk", "coffeetable", "sidetable", "table")
-
-
-def distance(a: Point, b: Point) -> float:
-    return math.hypot(a[0] - b[0], a[1] - b[1])
 
 
 @dataclass
@@ -183,6 +180,18 @@ class Layout:
         """Connected components of :meth:`free` (0 = not free)."""
         labels, _ = ndimage.label(self.free(radius_m, flies, blocked_rooms), structure=np.ones((3, 3)))
         return labels
+
+    @functools.lru_cache(maxsize=64)
+    def main_component(self, radius_m: float, flies: bool) -> int:
+        """The label of the largest connected free region for this footprint (0 when none is free):
+        where robots start, at the working table."""
+        labels = self.components(radius_m, flies)
+        return int(np.bincount(labels.ravel())[1:].argmax()) + 1 if labels.max() else 0
+
+    def main_point(self, radius_m: float, flies: bool) -> Point:
+        """A free point of :meth:`main_component` (the median of its cells)."""
+        idx = np.argwhere(self.components(radius_m, flies) == self.main_component(radius_m, flies))
+        return self.point(tuple(idx[len(idx) // 2]))
 
     def reach(self, start: Point, goal: Point, radius_m: float, flies: bool,
               blocked_rooms: frozenset[str] = frozenset()) -> Point | None:
@@ -306,8 +315,6 @@ class Layout:
     def place(self, handle: str) -> Place:
         return self.places[handle]
 
-    def rooms_of(self, handles: Iterable[str]) -> set[str]:
-        return {self.places[h].room for h in handles if h in self.places}
 
 
 @functools.lru_cache(maxsize=16)

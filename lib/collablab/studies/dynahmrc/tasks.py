@@ -208,16 +208,15 @@ def _start(layout: Layout, code: str) -> Point | None:
     """The start pose of a mobile robot (as the world: a working-table stand pose in the largest
     free component)."""
     t = ROBOT_TYPES[code]
-    lab = layout.components(t.radius_m, t.flies)
-    if lab.max() == 0:
+    big = layout.main_component(t.radius_m, t.flies)
+    if big == 0:
         return None
-    big = int(np.bincount(lab.ravel())[1:].argmax()) + 1
+    lab = layout.components(t.radius_m, t.flies)
     for q in layout.place(layout.working_table).stand_poses:
         c = layout.cell(q)
         if c is not None and lab[c] == big:
             return q
-    idx = np.argwhere(lab == big)
-    return layout.point(tuple(idx[len(idx) // 2]))
+    return layout.main_point(t.radius_m, t.flies)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -218,17 +218,13 @@ class RobotWorld:
         taken = [r.pos for r in self.robots.values() if r.type.mobile and not r.type.flies]
         candidates = list(table.stand_poses)
         lab = L.components(t.radius_m, t.flies)
-        base_cell = max(((lab == k).sum(), k) for k in range(1, int(lab.max()) + 1))[1]
+        base_cell = L.main_component(t.radius_m, t.flies)
         for q in candidates:
             c = L.cell(q)
             if c is not None and lab[c] == base_cell and (t.flies or all(distance(q, p) > 0.7 for p in taken)):
                 return q
         q = L.reach(candidates[0] if candidates else table.centre, table.centre, t.radius_m, t.flies)
-        if q is None:  # fall back to the nearest cell of the main component
-            import numpy as np
-            idx = np.argwhere(lab == base_cell)
-            q = L.point(tuple(idx[len(idx) // 2]))
-        return q
+        return q if q is not None else L.main_point(t.radius_m, t.flies)
 
     def remove_robot(self, name: str) -> str | None:
         """Disconnect a robot without warning (REC). What it holds drops onto the place it last
@@ -448,19 +444,16 @@ class RobotWorld:
         return self._fb(robot, text, True, "move_success",
                         f"Robot successfully moved {a.dx:g} m along x and {a.dy:g} m along y.")
 
-    def _near(self, robot: Robot, place: Place) -> float:
-        return place.box_distance(robot.pos)
-
     def _do_open(self, robot: Robot, a: Action, text: str) -> Feedback:
         L = self.layout
         p = L.places.get(a.target)
         if p is None or not p.openable or self.open.get(a.target, True):
             return self._fb(robot, text, False, "open_failed_1",
                             f"Failed: {a.target} is already open or cannot be opened.")
-        if self._near(robot, p) > robot.type.reach_m:
+        if p.box_distance(robot.pos) > robot.type.reach_m:
             return self._fb(robot, text, False, "open_failed_2",
                             f"Failed: {a.target} is beyond the operational range of {robot.name} "
-                            f"({self._near(robot, p):.2f} m > {robot.type.reach_m:.2f} m).")
+                            f"({p.box_distance(robot.pos):.2f} m > {robot.type.reach_m:.2f} m).")
         self.open[a.target] = True
         seen = self._see(robot, a.target)
         inside = [f"{h} at [{self.objects[h].pos[0]:.2f}, {self.objects[h].pos[1]:.2f}]" for h in seen]
@@ -520,7 +513,7 @@ class RobotWorld:
         if a.where in self.receptacles and robot.type.code not in MANIPULATION:
             return self._fb(robot, text, False, "place_failed_4",
                             f"Failed: placing {a.target} on/into {a.where} violates the task constraints.")
-        d = self._near(robot, p)
+        d = p.box_distance(robot.pos)
         if d > robot.type.reach_m:
             return self._fb(robot, text, False, "place_failed_3",
                             f"Failed: {a.target} has not been placed at {a.where}: it is {d:.2f} m away "
