@@ -253,14 +253,19 @@ def scene_graph_text(ctx: Context) -> str:
     return "\n".join(lines)
 
 
-def _robot_status(ctx: Context) -> str:
-    s = f"Current robot states: pos: {_pt(ctx.pos)}."
+def _status(ctx: Context, head: str, subject: str) -> str:
+    """A robot's pose, place and gripper as the Robot Status section writes them."""
+    s = f"{head}pos: {_pt(ctx.pos)}."
     if ctx.at:
-        s += f" The robot is at {ctx.at}."
+        s += f" {subject} is at {ctx.at}."
     if ctx.type.manipulates:
         s += f" The gripper is holding {ctx.held}." if ctx.held else " The gripper is empty."
         s += f" Maximum grasping range: {ctx.type.reach_m:.2f} m."
     return s
+
+
+def _robot_status(ctx: Context) -> str:
+    return _status(ctx, "Current robot states: ", "The robot")
 
 
 def _history(items: Sequence[str]) -> str:
@@ -400,16 +405,7 @@ def _team_roles(ctxs: Sequence[Context]) -> str:
 
 
 def _team_status(ctxs: Sequence[Context]) -> str:
-    lines = []
-    for c in ctxs:
-        s = f"- {c.name} ({c.type.kind}): pos: {_pt(c.pos)}."
-        if c.at:
-            s += f" It is at {c.at}."
-        if c.type.manipulates:
-            s += f" The gripper is holding {c.held}." if c.held else " The gripper is empty."
-            s += f" Maximum grasping range: {c.type.reach_m:.2f} m."
-        lines.append(s)
-    return "\n".join(lines)
+    return "\n".join(_status(c, f"- {c.name} ({c.type.kind}): ", "It") for c in ctxs)
 
 
 def _union_view(ctxs: Sequence[Context]) -> Context:
