@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
-from ...world import Scene
+from ...world import Scene, make_apartment
 from ...world.views import horizontal_distance as distance
 
 Point = tuple[float, float]
@@ -319,7 +319,6 @@ class Layout:
 
 @functools.lru_cache(maxsize=16)
 def _cached(seed: int) -> Layout:
-    from ...world import make_apartment
     return Layout(make_apartment(seed))
 
 

@@ -37,7 +37,7 @@ from .framework import Config, EpisodeLog, run_episode, run_joint_episode
 from .layout import layout_of
 from .metrics import episode_metrics
 from .offline import PROFILES, OfflineBrain
-from .robots import COMPOSITIONS
+from .robots import COMPOSITIONS, composition_types
 from .tasks import Task, generate_task, load_tasks
 from .variations import Variation, plan_variation, update
 from .world import TASK_KINDS, RobotWorld
@@ -134,8 +134,6 @@ def validate(spec: dict[str, Any]) -> None:
 
 def make_world(task: Task) -> RobotWorld:
     """The task's world with its starting team."""
-    from .robots import composition_types
-
     return RobotWorld(layout_of(task.apartment), [(t.name, t.code) for t in composition_types(task.team)],
                       task.task_layout())
 
