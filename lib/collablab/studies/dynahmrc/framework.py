@@ -297,7 +297,7 @@ class _Episode:
         ctx2: Context | None = None
         if bare_move and w.robots[name].type.can("move"):
             ctx2 = replace(ctx)
-            goal = self._move_goal(name, ctx)
+            goal = self._move_goal(name)
             ctx2.goal = goal
             target = w.objects[goal].pos if goal in w.objects else w.robots[name].pos
             ctx2.costmap = w.layout.local_costmap(w.robots[name].pos, target, w.robots[name].type.radius_m,
@@ -323,7 +323,7 @@ class _Episode:
         w.perceive()
         return fb
 
-    def _move_goal(self, name: str, ctx: Context) -> str | None:
+    def _move_goal(self, name: str) -> str | None:
         """The object a move aims at: the one of the robot's latest failed pick."""
         for a in reversed(self.mem[name].actions):
             if a.startswith("pick("):

@@ -305,7 +305,7 @@ class OfflineBrain:
         for m in reversed(ctx.message_history):
             req = re.search(r"please open (\w+)", m, re.I)
             if req and "open" in ctx.type.actions and req.group(1) not in visited:
-                return self._go_or(ctx, req.group(1), None, bad_poses, f"open({req.group(1)})",
+                return self._go_or(ctx, req.group(1), bad_poses, f"open({req.group(1)})",
                                    lambda p: p.state == "close")
         # fetch a known target I can get (and, while there is searching to do, that the plan gives me)
         searching = bool(remaining) and any(loc.get(o) is None for o in remaining)
@@ -335,7 +335,7 @@ class OfflineBrain:
                     if movers and not self._told(ctx, f"please open {place}"):
                         return f"communicate('{obj} may be in {place}: please open {place}', {movers[0]})"
                     continue
-                return self._go_or(ctx, place, None, bad_poses, f"open({place})", lambda p: True)
+                return self._go_or(ctx, place, bad_poses, f"open({place})", lambda p: True)
             if not ctx.type.manipulates:
                 movers = [n for n, c in ctx.teammates if c in ("MoMa", "UAV")
                           and (not pv.elevated or ROBOT_TYPES[c].flies)]
@@ -470,12 +470,12 @@ class OfflineBrain:
         base = rec.pos if rec else pos
         return distance(base, pos) > ROBOT_TYPES["Ma"].reach_m + 0.3
 
-    def _go_or(self, ctx: Context, place: str, near: Point | None, bad_poses: dict[str, set[int]], action: str,
-               ready) -> str:
+    def _go_or(self, ctx: Context, place: str, bad_poses: dict[str, set[int]], action: str, ready) -> str:
+        """``action`` when standing at ``place`` and ``ready(place view)``, else the way there."""
         pv = self._place_view(ctx, place)
         if ctx.at == place and pv is not None and ready(pv):
             return action
-        k = self._pose(ctx, place, near, bad_poses.get(place, set()))
+        k = self._pose(ctx, place, None, bad_poses.get(place, set()))
         return f"navigate({place}, stand_pose_{k})" if k is not None else "wait()"
 
     def _carry(self, ctx: Context, remaining: list[str], rule: bool, unexplained: dict[str, int],
