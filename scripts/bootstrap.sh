@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for the README's two commands.
 #   bash scripts/bootstrap.sh run    set up .venv, run every notebook offline on defaults -> outputs/
+#                                    (= .venv/bin/collablab run [args]: resumes, skips finished notebooks)
 #   bash scripts/bootstrap.sh test   set up .venv, run the whole test suite (pytest + nbval)
 # COLLABLAB_LOCAL_MODEL=1 also installs the offline local model and makes its tests mandatory.
 set -euo pipefail
@@ -26,7 +27,7 @@ setup() {
 case "${1:-}" in
   run)
     setup
-    "$VENV/bin/python" -m collablab.notebooks run-all "${@:2}"
+    "$VENV/bin/collablab" run "${@:2}"
     ;;
   test)
     setup

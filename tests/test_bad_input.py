@@ -104,3 +104,21 @@ def test_bad_structure_and_file(tmp_path):
     (task,) = load_tasks(p)
     with pytest.raises(ValueError, match="unknown property 'FLYING'"):
         run_episode(task, OracleTeam(), EpisodeConfig(n_agents=1))
+
+
+@pytest.mark.parametrize("key,value", [("seed", "x"), ("seed", 1.5), ("seed", True), ("n_agents", True),
+                                       ("n_agents", 2.0), ("budget", "lots"), ("budget", 0), ("suite_seed", "a")])
+def test_spec_values_name_their_key(key, value):
+    from collablab.studies.mecobench import spec
+
+    with pytest.raises(ValueError, match=rf"^{key}: must be an integer >= \d"):
+        spec.validate({"task_id": "cl000-p", key: value})
+
+
+@pytest.mark.parametrize("n", [0, 97, 10000, True, "3"])
+def test_n_tasks_beyond_the_suite_is_refused_not_capped(n):
+    from collablab.studies.mecobench.grids import task_ids
+
+    with pytest.raises(ValueError, match=r"^n_tasks: must be an integer from 1 to 96 \(the parallel tasks of suite\)"):
+        task_ids("parallel", n)
+    assert len(task_ids("parallel", 96)) == 96

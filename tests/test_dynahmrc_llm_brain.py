@@ -1,8 +1,8 @@
 """DynaHMRC's LLM brain (dynahmrc.tex §3.2-3.3, appendix prompt blocks) against the scripted fake
 OpenAI server and a stub client: every stage's prompt holds the paper's sections and the context's
 content, replies become values, bad replies become ``Reply.invalid`` (a vote for a non-candidate
-too), a move's second call reads a cell or an offset of the local costmap, and a failure that is not
-the model's raises."""
+too), a move's second call reads a cell or an offset of the local costmap, an empty reply is an
+invalid reply, and a call without a reply raises EndpointError out of the brain and the episode."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from collablab.llm import EndpointSpec, LLMClient, LLMResult, ResponseCache, Usage
+from collablab.llm import EndpointError, EndpointSpec, LLMClient, LLMResult, ResponseCache, Usage
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
 from collablab.studies.dynahmrc.actions import parse_action
 from collablab.studies.dynahmrc.brain import (
@@ -24,7 +24,6 @@ from collablab.studies.dynahmrc.brain import (
 )
 from collablab.studies.dynahmrc.llm_brain import (
     CALLS,
-    BrainError,
     LLMBrain,
     build_messages,
     costmap_text,
@@ -329,10 +328,45 @@ def test_through_the_fake_server(tmp_path):
 
 def test_a_failure_that_is_not_the_models_raises(tmp_path):
     with FakeOpenAIServer(lambda b, s: FakeReply(status=500, error_message="boom")) as srv, \
-            pytest.raises(BrainError, match="HTTP 500"):
+            pytest.raises(EndpointError, match="HTTP 500") as ei:
         LLMBrain(client(srv.base_url, tmp_path, max_attempts=2, backoff_base_s=0.01)).act(make_ctx())
+    assert ei.value.kind == "transport"
     c = client(dead_url(), tmp_path, max_attempts=1, timeout_s=2)
-    with pytest.raises(BrainError, match="Alice/SD"):
+    with pytest.raises(EndpointError, match="Alice/SD"):
         LLMBrain(c).describe(make_ctx())
-    with pytest.raises(BrainError, match="no key"):
+    # a client that returns its failure instead of raising it: the brain raises it
+    with pytest.raises(EndpointError, match="no key") as ei:
         LLMBrain(StubClient(["x"], error="no key in OPENAI_API_KEY")).vote(make_ctx(), CANDIDATES)
+    assert ei.value.result.call_id == "episode/Alice/LE/s7/r1"
+
+
+def test_an_empty_reply_is_invalid_not_an_error():
+    for text in ("", "  \n"):
+        brain = LLMBrain(StubClient([text], finish_reason="length"))
+        r = brain.act(make_ctx())
+        assert r.value is None and r.invalid == "the model gave an empty reply (finish_reason=length)"
+        assert (r.tokens_in, r.tokens_out) == (120, 30)
+        team = brain.act_team([make_ctx(), make_ctx("Ma")])
+        assert team.value is None and "empty reply" in team.invalid
+
+
+def _episode_spec(url: str, tmp_path, **extra: Any) -> dict[str, Any]:
+    return {"method": "coherent", "team": "Ma-MoMa-UAV", "backend": "llm", "model": "fake", "base_url": url,
+            "provider": "compat", "llm_cache": str(tmp_path / "cache.sqlite"), "llm_cache_mode": "rw",
+            "llm_max_attempts": 1, "max_steps": 3, **extra}
+
+
+def test_in_an_episode_an_empty_reply_is_an_invalid_step_and_a_dead_server_fails_the_episode(tmp_path):
+    from collablab.studies.dynahmrc.spec import run_unit
+
+    with FakeOpenAIServer(lambda b, s: FakeReply("")) as srv:
+        rec, log = run_unit(_episode_spec(srv.base_url, tmp_path))
+        assert srv.n_requests == 3
+    assert rec["steps"] and all(s["name"] == "invalid" and s["kind"] == "invalid_action" for s in rec["steps"])
+    assert all("empty reply" in c["invalid"] for c in log.calls)
+    with FakeOpenAIServer(lambda b, s: FakeReply(status=503, error_message="overloaded")) as srv:
+        with pytest.raises(EndpointError, match="HTTP 503") as ei:
+            run_unit(_episode_spec(srv.base_url, tmp_path, llm_cache_mode="off"))
+    assert ei.value.kind == "transport" and "/central/HMRC/s1" in str(ei.value)
+    with pytest.raises(EndpointError, match="connection"):
+        run_unit(_episode_spec(dead_url(), tmp_path, llm_cache_mode="off"))

@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from collablab.llm import ResponseCache
+from collablab.llm import EndpointError, ResponseCache
 from collablab.llm.local_server import LocalServer, local_model_status
 from collablab.studies.dynahmrc.brain import STAGES
 from collablab.studies.dynahmrc.llm_brain import BrainError
@@ -80,7 +80,7 @@ def runs(tmp_path_factory):
         t0 = time.perf_counter()
         out["live"] = run_spec(out["spec"])
         out["live_s"] = time.perf_counter() - t0
-    except BrainError as exc:  # e.g. a prompt over the window: show the server's log
+    except (BrainError, EndpointError) as exc:  # e.g. a prompt over the window: show the server's log
         pytest.fail(f"{exc}\n--- server log tail ---\n{srv.log_tail()}")
     finally:
         srv.stop()

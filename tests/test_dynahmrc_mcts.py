@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from collablab.llm import EndpointSpec, LLMCallError, LLMClient
+from collablab.llm import EndpointError, EndpointSpec, LLMClient
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
 from collablab.studies.dynahmrc.layout import Point, distance, layout_of
 from collablab.studies.dynahmrc.mcts import (
@@ -232,7 +232,8 @@ def test_llm_server_failures_propagate(tmp_path):
                                         api_key_env=None, max_attempts=1, structured_mode="none"),
                            cache_path=tmp_path / "cache.sqlite", cache_mode="off")
         w = world("Ma-MoMa", EASY, ["apple_0", "banana_0"])
-        with pytest.raises(LLMCallError):
+        with pytest.raises(EndpointError, match="HTTP 500") as ei:
             MCTSPlanner(seed=0, iterations=5, policy_prior=llm_prior(client)).decide(w)
+        assert ei.value.kind == "transport"
     finally:
         srv.stop()

@@ -108,6 +108,19 @@ def test_llm_reasoner_builds_the_reasoning_call_and_cleans_the_reply():
         llm_reasoner(StubClient("   "))(msgs, "pick(ham_0)")
 
 
+def test_a_reasoning_call_without_a_reply_raises_endpoint_error(tmp_path):
+    from collablab.llm import EndpointError, LLMClient
+    from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
+
+    msgs = build_messages(ctx_at(3), "HMRC")
+    with FakeOpenAIServer(lambda b, s: FakeReply(status=503, error_message="down")) as srv:
+        client = LLMClient(EndpointSpec(alias="reasoner-down", model="m", base_url=srv.base_url, api_key_env=None,
+                                        max_attempts=1), cache_mode="off")
+        with pytest.raises(EndpointError, match="HTTP 503") as ei:
+            llm_reasoner(client)(msgs, "pick(ham_0)")
+    assert ei.value.kind == "transport" and ei.value.result.call_id.startswith("dynahmrc-reasoning/")
+
+
 def test_a_moves_second_call_is_a_costmap_sample():
     grid = [list("....."), list("...G."), list("..R.."), list("....."), list(".....")]
     ctx = ctx_at(4, costmap=grid, goal="ham_0")

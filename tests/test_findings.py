@@ -16,7 +16,7 @@ import pandas as pd
 import papermill as pm
 import pytest
 
-from collablab.notebooks import notebook_paths, parameter_set
+from collablab.cli import notebook_paths, parameter_set
 from collablab.studies import mecobench as S
 from collablab.studies.mecobench import findings as F
 from collablab.studies.mecobench import tables as T

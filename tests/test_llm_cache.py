@@ -1,4 +1,5 @@
-"""Response cache: key distinctness, replay misses, what is (not) stored, multi-process safety."""
+"""Response cache: key distinctness (served fingerprint included), replay misses, what is (not)
+stored (empty replies are), the served table, the default path, multi-process safety."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import sqlite3
 
 import pytest
 
-from collablab.llm import (CacheMiss, EndpointSpec, LLMClient, ResponseCache, cache_key,
-                           image_part, user_message)
+from collablab.llm import (CacheMiss, EndpointError, EndpointSpec, LLMClient, ResponseCache, cache_key,
+                           default_cache_path, image_part, user_message)
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
 
 PNG_A = (b"\x89PNG\r\n\x1a\n" + b"\x00" * 8 + b"A")
@@ -46,6 +47,8 @@ def test_key_is_stable_and_order_independent():
     dict(params={"temperature": 0.0, "max_tokens": 10, "response_format": {"type": "json_object"}}),
     dict(messages=[{"role": "user", "content": "hi!"}]),
     dict(messages=[{"role": "system", "content": "hi"}]),
+    dict(served="0123456789abcdef"),
+    dict(params={"temperature": 0.0, "max_tokens": 10, "extra_body": {"top_k": 20}}),
 ])
 def test_key_changes(change):
     assert _key(**change) != _key()
@@ -102,20 +105,73 @@ def _put(cache, key, text="hello", **over):
     return cache.put(key, **kw)
 
 
-def test_put_get_and_empty_not_stored(tmp_path):
+def test_put_get_and_empty_stored(tmp_path):
     cache = ResponseCache(tmp_path / "c.sqlite", "rw")
     assert cache.get("k1") is None
-    assert _put(cache, "k1")
+    assert _put(cache, "k1", reasoning="because")
     got = cache.get("k1")
     assert got.text == "hello" and (got.prompt_tokens, got.completion_tokens, got.total_tokens) == (3, 2, 5)
-    assert got.created_at > 0 and got.model == "m"
-    assert not _put(cache, "k2", text="")
-    assert not _put(cache, "k3", text="   \n")
-    assert cache.get("k2") is None and cache.get("k3") is None
-    assert len(cache) == 1
+    assert got.created_at > 0 and got.model == "m" and got.reasoning == "because"
+    assert _put(cache, "k2", text="")  # the model's empty reply is a reply
+    assert _put(cache, "k3", text="   \n")
+    assert cache.get("k2").text == "" and cache.get("k3").text == "   \n" and cache.get("k2").reasoning is None
+    assert not _put(cache, "k4", text=None)
+    assert not _put(cache, "k1", text="other")  # an existing row is kept
+    assert len(cache) == 3 and cache.get("k1").text == "hello"
     # journal is WAL
     mode = sqlite3.connect(tmp_path / "c.sqlite").execute("PRAGMA journal_mode").fetchone()[0]
     assert mode.lower() == "wal"
+
+
+def test_served_table_keeps_the_latest_fingerprint(tmp_path):
+    p = tmp_path / "c.sqlite"
+    rw = ResponseCache(p, "rw")
+    assert rw.served_fingerprint("ep", "m") is None
+    assert rw.record_served("ep", "m", "aaaa", {"root": "/a"})
+    rw.record_served("ep", "m", "bbbb", {"root": "/b"})
+    rw.record_served("ep", "other", "cccc")
+    assert rw.served_fingerprint("ep", "m") == "bbbb" and rw.served_fingerprint("ep", "other") == "cccc"
+    rw.record_served("ep", "m", "aaaa", {"root": "/a"})  # seen again: the latest once more
+    replay = ResponseCache(p, "replay")
+    assert replay.served_fingerprint("ep", "m") == "aaaa"
+    assert not replay.record_served("ep", "m", "zzzz")
+    rows = replay.served_rows()
+    assert [(r["model"], r["fingerprint"]) for r in rows] == [("m", "bbbb"), ("other", "cccc"), ("m", "aaaa")]
+    assert rows[-1]["info"] == {"root": "/a"}
+    assert ResponseCache(tmp_path / "none.sqlite", "replay").served_fingerprint("ep", "m") is None
+
+
+def test_a_cache_file_of_the_old_layout_is_read_and_upgraded(tmp_path):
+    p = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(p)
+    conn.execute("""CREATE TABLE responses (key TEXT PRIMARY KEY, created_at REAL NOT NULL, endpoint TEXT NOT NULL,
+                    model TEXT NOT NULL, call_id TEXT NOT NULL, sample_index INTEGER NOT NULL,
+                    attempt INTEGER NOT NULL, text TEXT NOT NULL, finish_reason TEXT, response_model TEXT,
+                    prompt_tokens INTEGER, completion_tokens INTEGER, total_tokens INTEGER, request TEXT NOT NULL)""")
+    conn.execute("INSERT INTO responses VALUES ('old', 1.0, 'ep', 'm', 'c', 0, 0, 'hi', 'stop', NULL, 1, 1, 2, '{}')")
+    conn.commit()
+    conn.close()
+    replay = ResponseCache(p, "replay")
+    assert replay.get("old").text == "hi" and replay.get("old").reasoning is None
+    assert replay.served_fingerprint("ep", "m") is None
+    rw = ResponseCache(p, "rw")
+    assert _put(rw, "new", reasoning="r") and rw.get("new").reasoning == "r" and rw.get("old").text == "hi"
+
+
+def test_default_cache_path_follows_the_outputs_root(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    import collablab
+
+    monkeypatch.delenv("COLLABLAB_LLM_CACHE", raising=False)
+    monkeypatch.setenv("COLLABLAB_OUTPUTS", str(tmp_path / "outs"))
+    assert default_cache_path() == tmp_path / "outs" / "llm_cache.sqlite"
+    monkeypatch.delenv("COLLABLAB_OUTPUTS")
+    monkeypatch.chdir(tmp_path)  # not the current directory: the checkout's outputs/
+    checkout = Path(collablab.__file__).resolve().parents[2]
+    assert default_cache_path() == checkout / "outputs" / "llm_cache.sqlite"
+    monkeypatch.setenv("COLLABLAB_LLM_CACHE", str(tmp_path / "x.sqlite"))
+    assert default_cache_path() == tmp_path / "x.sqlite"
 
 
 def test_modes(tmp_path):
@@ -192,16 +248,22 @@ def test_client_hit_returns_stored_usage(fake, tmp_path):
                for r in rows)
 
 
-def test_errors_and_empty_replies_not_cached(fake, tmp_path):
+def test_errors_raise_and_are_not_cached_but_empty_replies_are(fake, tmp_path):
     client = LLMClient(_spec(fake), cache_path=tmp_path / "c.sqlite")
-    r = client.chat_sync("FAIL please", call_id="t/err")
-    assert r.error and "400" in r.error and r.text is None
+    with pytest.raises(EndpointError) as ei:
+        client.chat_sync("FAIL please", call_id="t/err")
+    assert ei.value.kind == "rejected" and "400" in ei.value.result.error and ei.value.result.text is None
     r = client.chat_sync("EMPTY please", call_id="t/empty")
-    assert r.error and "empty" in r.error
-    assert len(ResponseCache(tmp_path / "c.sqlite", "rw")) == 0
+    assert r.error is None and r.text == "" and r.cache == "miss"
+    assert len(ResponseCache(tmp_path / "c.sqlite", "rw")) == 1
     n = fake.n_requests
-    client.chat_sync("FAIL please", call_id="t/err")
+    with pytest.raises(EndpointError):
+        client.chat_sync("FAIL please", call_id="t/err")
     assert fake.n_requests == n + 1  # asked again, not served from cache
+    again = client.chat_sync("EMPTY please", call_id="t/empty")
+    assert again.cache == "hit" and again.text == "" and fake.n_requests == n + 1
+    replay = LLMClient(_spec(fake), cache_path=tmp_path / "c.sqlite", cache_mode="replay")
+    assert replay.chat_sync("EMPTY please", call_id="t/empty").text == ""
 
 
 def test_replay_miss_raises_with_call_id(fake, tmp_path):

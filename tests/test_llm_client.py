@@ -1,7 +1,9 @@
-"""LLM client against a fake OpenAI-compatible server on 127.0.0.1.
+"""LLM client against a fake OpenAI-compatible server on 127.0.0.1: retries, errors raised as
+EndpointError (never returned), concurrency, timeouts, structured output, secrets, a server that dies.
 
 Directives like ``[[fake status=429 times=2]]`` in a user message steer the default
-fake handler (see ``collablab.llm.fake_server``).
+fake handler (see ``collablab.llm.fake_server``). Outages and restarts: tests/test_llm_breaker.py;
+preflight, fingerprints, replicas, extra_body: tests/test_llm_endpoints.py.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from collablab.llm import (EndpointSpec, LLMCallError, LLMClient, ResponseCache, endpoint_limiter,
+from collablab.llm import (EndpointError, EndpointSpec, LLMCallError, LLMClient, ResponseCache, endpoint_limiter,
                            extract_json, user_message, validate)
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
 
@@ -70,10 +72,14 @@ def test_retries_then_success(server, tmp_path, directive, attempts):
     assert r.usage.prompt_tokens > 0 and r.usage.total_tokens == r.usage.prompt_tokens + r.usage.completion_tokens
 
 
-def test_bounded_retries_then_recorded_error(server, tmp_path):
+def test_bounded_retries_then_endpoint_error(server, tmp_path):
     client = make_client(server, tmp_path, max_attempts=3)
-    r = client.chat_sync("hello [[fake status=500]]", call_id="always-500")
-    assert r.error is not None and "500" in r.error
+    with pytest.raises(EndpointError) as ei:
+        client.chat_sync("hello [[fake status=500]]", call_id="always-500")
+    e = ei.value
+    assert e.kind == "transport" and e.transient and isinstance(e, LLMCallError)
+    r = e.result
+    assert r.error is not None and "500" in r.error and "always-500" in str(e) and r.endpoint in str(e)
     assert r.attempts == 3 and server.n_requests == 3
     assert r.text is None and r.cache == "miss"
     assert r.to_record()["error"] == r.error
@@ -81,10 +87,27 @@ def test_bounded_retries_then_recorded_error(server, tmp_path):
     assert ResponseCache(tmp_path / "cache.sqlite", "replay").get(r.cache_key) is None
 
 
-def test_non_retryable_status_fails_fast(server, tmp_path):
+@pytest.mark.parametrize("status,kind", [(400, "rejected"), (413, "rejected"), (422, "rejected"),
+                                         (401, "auth"), (403, "auth"), (404, "not_found")])
+def test_non_retryable_status_fails_fast_with_its_kind(server, tmp_path, status, kind):
     client = make_client(server, tmp_path)
-    r = client.chat_sync("hello [[fake status=400]]", call_id="bad")
-    assert r.attempts == 1 and "400" in r.error
+    with pytest.raises(EndpointError) as ei:
+        client.chat_sync(f"hello [[fake status={status}]]", call_id="bad")
+    assert ei.value.kind == kind and not ei.value.transient
+    assert ei.value.result.attempts == 1 and server.n_requests == 1 and str(status) in str(ei.value)
+
+
+def test_endpoint_error_pickles_with_its_kind(server, tmp_path):
+    import pickle
+
+    client = make_client(server, tmp_path, max_attempts=1)
+    with pytest.raises(EndpointError) as ei:
+        client.chat_sync("hello [[fake status=401]]", call_id="boom")
+    again = pickle.loads(pickle.dumps(ei.value))
+    assert type(again) is EndpointError and again.kind == "auth" and str(again) == str(ei.value)
+    assert again.result == ei.value.result
+    with pytest.raises(ValueError, match="kind: 'weird' is not allowed"):
+        EndpointError(ei.value.result, "weird")
 
 
 def test_retry_after_header_is_honoured(server, tmp_path):
@@ -104,13 +127,6 @@ def test_backoff_grows_with_jitter_and_cap():
         ds = [c._backoff(n, None) for _ in range(50)]
         assert lo <= min(ds) and max(ds) <= hi
         assert len(set(ds)) > 1  # jittered
-
-
-def test_raise_on_error(server, tmp_path):
-    client = make_client(server, tmp_path, max_attempts=1)
-    with pytest.raises(LLMCallError) as ei:
-        client.chat_sync("hello [[fake status=500]]", call_id="boom", raise_on_error=True)
-    assert ei.value.result.error and "boom" in str(ei.value)
 
 
 # -------------------------------------------------------------- concurrency
@@ -183,25 +199,29 @@ def test_limiter_survives_cancellation(server, tmp_path):
 # ------------------------------------------------------------------ timeouts
 
 
-def test_timeout_is_a_recorded_failure_not_a_hang(server, tmp_path):
+def test_timeout_raises_not_hangs(server, tmp_path):
     client = make_client(server, tmp_path, timeout_s=0.3, max_attempts=2)
     t0 = time.perf_counter()
-    r = client.chat_sync("slow [[fake delay=3]]", call_id="slow")
+    with pytest.raises(EndpointError) as ei:
+        client.chat_sync("slow [[fake delay=3]]", call_id="slow")
     elapsed = time.perf_counter() - t0
-    assert r.error is not None and "timeout" in r.error.lower()
-    assert r.attempts == 2
+    assert ei.value.kind == "transport" and "timeout" in ei.value.result.error.lower()
+    assert ei.value.result.attempts == 2
     assert elapsed < 2.0
     # per-call override
     r2 = client.chat_sync("slow2 [[fake delay=0.5]]", call_id="slow2", timeout_s=3)
     assert r2.ok
 
 
-def test_missing_key_is_a_recorded_error(server, tmp_path, monkeypatch):
+@pytest.mark.parametrize("mode", ["rw", "off"])
+def test_missing_key_raises_before_any_request(server, tmp_path, monkeypatch, mode):
     monkeypatch.delenv("MY_MISSING_KEY", raising=False)
-    client = make_client(server, tmp_path, api_key_env="MY_MISSING_KEY")
-    r = client.chat_sync("hi", call_id="nokey")
-    assert r.error and "MY_MISSING_KEY" in r.error and r.attempts == 1
-    assert server.n_requests == 0
+    client = make_client(server, tmp_path, mode=mode, api_key_env="MY_MISSING_KEY")
+    with pytest.raises(EndpointError) as ei:
+        client.chat_sync("hi", call_id="nokey")
+    assert ei.value.kind == "missing_key" and not ei.value.transient
+    assert "MY_MISSING_KEY" in str(ei.value) and ei.value.result.attempts == 0
+    assert server.n_requests == 0 and server.n_model_requests == 0
 
 
 def test_sync_wrapper_inside_running_loop(server, tmp_path):
@@ -288,11 +308,33 @@ def test_structured_never_parses(tmp_path):
     assert rec["parse_error"] == res.parse_error and rec["n_asks"] == 3
 
 
-def test_structured_transport_error_gives_parse_error(server, tmp_path):
+def test_structured_transport_error_raises(server, tmp_path):
     client = make_client(server, tmp_path, max_attempts=2)
-    res = client.chat_json_sync("x [[fake status=500]]", SCHEMA, call_id="s/err")
-    assert res.parsed is None and res.error and "500" in res.parse_error
-    assert res.n_asks == 1
+    with pytest.raises(EndpointError, match="500"):
+        client.chat_json_sync("x [[fake status=500]]", SCHEMA, call_id="s/err")
+
+
+def test_structured_empty_reply_is_a_parse_error_and_reasked(tmp_path):
+    with FakeOpenAIServer(scripted(["", '{"action": "go", "target": 2}'])) as srv:
+        client = make_client(srv, tmp_path)
+        res = client.chat_json_sync("what next?", SCHEMA, call_id="s/empty", max_reasks=1)
+    assert res.ok and res.parsed == {"action": "go", "target": 2} and res.asks[0].text == ""
+    assert res.error is None
+
+
+def test_ask_turns_a_result_with_an_error_into_endpoint_error():
+    from collablab.llm import LLMResult, Usage
+    from collablab.llm.structured import ask
+
+    class Returning:  # a client that returns failures instead of raising them
+        endpoint = EndpointSpec(alias="ret", model="m", api_key_env=None)
+
+        async def chat(self, messages, *, call_id, **kw):
+            return LLMResult(text=None, usage=Usage(), latency_s=0.0, cache="off", attempts=1,
+                             error="HTTP 503: down", model="m", endpoint="ret", call_id=call_id)
+
+    with pytest.raises(EndpointError, match="HTTP 503"):
+        asyncio.run(ask(Returning(), "hi", lambda t: (t, None), call_id="r/1"))
 
 
 def test_structured_replay_reproduces_chain(tmp_path):
@@ -329,19 +371,22 @@ def test_key_never_leaks(server, tmp_path, caplog):
     client = make_client(server, tmp_path, max_attempts=2)
     ok = client.chat_sync("hello", call_id="s/ok")
     # the server echoes the Authorization header back in its error message
-    bad = client.chat_sync("hello [[fake status=401 echo_auth=1]]", call_id="s/401")
-    bad5 = client.chat_sync("hello [[fake status=500 echo_auth=1]]", call_id="s/500")
-    sres = client.chat_json_sync("hello [[fake status=500 echo_auth=1]]", SCHEMA, call_id="s/js")
+    errors = []
+    for text, cid in [("hello [[fake status=401 echo_auth=1]]", "s/401"),
+                      ("hello [[fake status=500 echo_auth=1]]", "s/500")]:
+        with pytest.raises(EndpointError) as ei:
+            client.chat_sync(text, call_id=cid)
+        errors.append(ei.value)
+    with pytest.raises(EndpointError) as ei:
+        client.chat_json_sync("hello [[fake status=500 echo_auth=1]]", SCHEMA, call_id="s/js")
+    errors.append(ei.value)
     assert f"Bearer {SECRET}" in server.auth_headers  # the key really was sent
-    assert "Authorization: Bearer ***" in bad.error  # ...and really echoed, then redacted
-    with pytest.raises(LLMCallError) as ei:
-        client.chat_sync("hello [[fake status=401 echo_auth=1]]", call_id="s/raise",
-                         raise_on_error=True)
-    exc = ei.value
-    assert exc.__cause__ is None and exc.__suppress_context__
-    texts = [repr(ok), repr(bad), repr(bad5), repr(sres), str(sres.to_record()),
-             json.dumps(bad.to_record()), repr(client), repr(client.endpoint), str(exc),
-             repr(exc), repr(exc.result), caplog.text]
+    assert "Authorization: Bearer ***" in errors[0].result.error  # ...and really echoed, then redacted
+    for exc in errors:
+        assert exc.__cause__ is None and exc.__suppress_context__
+    texts = [repr(ok), repr(client), repr(client.endpoint), caplog.text]
+    for exc in errors:
+        texts += [str(exc), repr(exc), repr(exc.result), json.dumps(exc.result.to_record())]
     for t in texts:
         assert SECRET not in t
     raw = b"".join(p.read_bytes() for p in Path(tmp_path).glob("cache.sqlite*"))
@@ -352,7 +397,10 @@ def test_key_never_leaks(server, tmp_path, caplog):
 # -------------------------------------------------------- server dies mid-run
 
 
-def test_server_killed_mid_run(tmp_path):
+def test_server_killed_mid_run_and_not_back_raises_transport_errors(tmp_path):
+    """A fake server process killed while calls are in flight and never restarted: the calls that
+    got their reply keep it, every other one raises EndpointError(transport) once the outage
+    wait (short here) is over; nothing is lost or cached wrongly, the bound is released."""
     proc = subprocess.Popen([sys.executable, "-m", "collablab.llm.fake_server", "--port", "0"],
                             stdout=subprocess.PIPE, text=True)
     try:
@@ -362,7 +410,7 @@ def test_server_killed_mid_run(tmp_path):
         spec = EndpointSpec(alias=_alias("dying"), model="fake-model",
                             base_url=f"http://127.0.0.1:{port}/v1", max_concurrency=4,
                             timeout_s=3, max_attempts=3, backoff_base_s=0.05,
-                            backoff_max_s=0.2)
+                            backoff_max_s=0.2, outage_wait_s=0.5, probe_interval_s=0.1)
         client = LLMClient(spec, cache_path=tmp_path / "cache.sqlite")
         n = 16
 
@@ -375,7 +423,7 @@ def test_server_killed_mid_run(tmp_path):
                 await asyncio.sleep(0.02)
             await asyncio.sleep(0.1)
             proc.kill()
-            out = await asyncio.gather(*tasks)
+            out = await asyncio.gather(*tasks, return_exceptions=True)
             await client.aclose()
             return out
 
@@ -386,12 +434,12 @@ def test_server_killed_mid_run(tmp_path):
         proc.kill()
         proc.wait()
     assert len(results) == n
-    ok = [r for r in results if r.ok]
-    failed = [r for r in results if not r.ok]
+    ok = [r for r in results if not isinstance(r, BaseException)]
+    failed = [r for r in results if isinstance(r, BaseException)]
     assert 1 <= len(ok) < n and len(failed) >= 1
     assert all(r.text == f"echo: m{int(r.call_id.split('/')[1])}" for r in ok)
-    assert all(("connection" in r.error.lower() or "timeout" in r.error.lower()) for r in failed)
-    assert all(r.attempts == 3 for r in failed)
+    assert all(isinstance(e, EndpointError) and e.kind == "transport" for e in failed)
+    assert all("outage_wait_s=0.5" in e.result.error for e in failed)
     assert elapsed < 30
     assert client.limiter.in_flight == 0
     assert len(ResponseCache(tmp_path / "cache.sqlite", "replay")) == len(ok)

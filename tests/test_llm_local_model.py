@@ -17,7 +17,7 @@ import os
 
 import pytest
 
-from collablab.llm import LLMClient, ResponseCache
+from collablab.llm import EndpointError, LLMClient, ResponseCache
 from collablab.llm.local_server import (LocalServer, LocalServerError, find_smollm2_gguf,
                                         local_model_status)
 
@@ -90,10 +90,9 @@ def test_live_calls_then_replay_from_cache(tmp_path):
     n_live_asks = len(texts) + structured.n_asks
     assert len(ResponseCache(cache_path, "replay")) == n_live_asks
 
-    # the server is gone: a new call in rw mode fails (recorded), proving replay needs no server
-    gone = LLMClient(spec, cache_path=cache_path).chat_sync("hi", call_id="local/after-stop",
-                                                           max_attempts=1, timeout_s=5)
-    assert gone.error is not None and "connection" in gone.error.lower()
+    # the server is gone: a new call in rw mode raises, proving replay needs no server
+    with pytest.raises(EndpointError, match="(?i)connection"):
+        LLMClient(spec, cache_path=cache_path).chat_sync("hi", call_id="local/after-stop", max_attempts=1, timeout_s=5)
 
     replay = LLMClient(spec, cache_path=cache_path, cache_mode="replay")
 

@@ -1,5 +1,6 @@
 """The LLM policy against scripted replies (FakeOpenAIServer): every protocol path, grounding,
-failures as recorded invalid actions, token accounting, replay, keys, concurrency."""
+unusable replies as recorded invalid actions, calls without a reply raised out of the episode,
+token accounting, replay, keys, concurrency."""
 
 from __future__ import annotations
 
@@ -357,9 +358,9 @@ def test_shared_memory_is_written_by_one_agent_and_read_by_the_next(serve, tmp_p
     assert all(len(n["calls"]) == 1 for n in notes(rec))  # one call per agent and step, memory included
 
 
-def test_malformed_and_failed_replies_are_recorded_invalid_and_the_episode_goes_on(serve, tmp_path):
+def test_malformed_and_empty_replies_are_recorded_invalid_and_the_episode_goes_on(serve, tmp_path):
     script = Script({("act", 0): ["I think I should grab something.", '{"action": "grab", "parameter_1": {"name": "unicorn"}}',
-                                  FakeReply(status=500, error_message="boom"), act("walk", "desk")]})
+                                  "", act("walk", "desk")]})
     srv = serve(script)
     rec = run_spec(spec(srv, tmp_path, budget=8, llm_max_reasks=0))
     s0 = [s for s in rec["steps"] if s["agent"] == 0]
@@ -368,11 +369,27 @@ def test_malformed_and_failed_replies_are_recorded_invalid_and_the_episode_goes_
     n0 = [json.loads(s["note"]) for s in s0]
     assert "no [ACTION] block" in n0[0]["error"] and n0[0]["reply"].startswith("I think")
     assert "unicorn" in n0[1]["error"] and n0[1]["intended"]["parameter_1"]["name"] == "unicorn"
-    assert "HTTP 500" in n0[2]["error"]
+    assert "empty reply" in n0[2]["error"]
     assert "allowed actions" in s0[0]["feedback"]
     # the model is told why its last reply could not be executed
     assert "(Your last action could not be executed: grab: no visible object matches 'unicorn')" in \
         script.prompts("act", 0)[2]
+    # the empty reply is the model's answer: cached, so a replay gives the same records
+    again = run_spec(spec(srv, tmp_path, budget=8, llm_max_reasks=0, llm_cache_mode="replay"))
+    assert replay_comparable(again) == replay_comparable(rec)
+
+
+def test_a_call_without_a_reply_fails_the_episode_instead_of_an_invalid_action(serve, tmp_path):
+    from collablab.llm import EndpointError
+
+    script = Script({("act", 0): [act("walk", "desk"), FakeReply(status=500, error_message="boom")]})
+    srv = serve(script)
+    with pytest.raises(EndpointError) as ei:
+        run_spec(spec(srv, tmp_path, budget=8, llm_max_reasks=0))
+    assert ei.value.kind == "transport" and "HTTP 500" in str(ei.value) and "/a0/t1/act/r0" in str(ei.value)
+    srv.stop()  # the server is gone: a dead endpoint raises too (no next attempt, no wait)
+    with pytest.raises(EndpointError, match="connection"):
+        run_spec(spec(srv, tmp_path, budget=8, seed=3))
 
 
 def test_a_reask_fixes_an_unreadable_reply_with_its_own_cache_key(serve, tmp_path):

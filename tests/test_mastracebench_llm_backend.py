@@ -1,7 +1,8 @@
 """MASTraceBench methods against an OpenAI-compatible server (the scripted fake one), with replay.
 
-A reply the model gave is the method's to grade (a bad one is an invalid proposal); a failure
-that is not the model's raises ``BackendError`` so the unit fails and a rerun retries it.
+A reply the model gave is the method's to grade (a bad or empty one is an invalid proposal); a
+call without a reply raises ``EndpointError`` (``BackendError`` is that class) so the unit fails
+and a rerun retries it.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 
 import pytest
 
-from collablab.llm import EndpointSpec, LLMClient, ResponseCache
+from collablab.llm import EndpointError, EndpointSpec, LLMClient, LLMResult, ResponseCache, Usage
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
 from collablab.studies.mastracebench import methods as M
 from collablab.studies.mastracebench.llm_backend import BackendError, LLMBackend
@@ -54,9 +55,26 @@ def test_a_bad_reply_is_an_invalid_proposal_but_a_dead_server_is_an_error(tmp_pa
     with FakeOpenAIServer(lambda b, s: FakeReply("I cannot decide.")) as srv:
         t = M.run("Single-Agent", EvidenceChainTask(), INSTANCE, "ev-0", backend(srv.base_url, tmp_path, "rw"))
     assert not t.answer.valid and t.answer.score == 0
+    with FakeOpenAIServer(lambda b, s: FakeReply("")) as srv:
+        empty = M.run("Single-Agent", EvidenceChainTask(), INSTANCE, "ev-1", backend(srv.base_url, tmp_path, "rw"))
+    assert not empty.answer.valid and empty.answer.score == 0 and empty.calls and empty.calls[0].output_tokens == 0
+    assert BackendError is EndpointError
     with FakeOpenAIServer(lambda b, s: FakeReply(status=500, error_message="boom")) as srv:
-        with pytest.raises(BackendError, match="ev-0"):
+        with pytest.raises(EndpointError, match="ev-0") as ei:
             M.run("Single-Agent", EvidenceChainTask(), INSTANCE, "ev-0", backend(srv.base_url, tmp_path, "off"))
+    assert ei.value.kind == "transport" and "HTTP 500" in str(ei.value)
+
+
+def test_a_failed_result_of_a_client_that_does_not_raise_is_raised(tmp_path):
+    class Returning:
+        endpoint = EndpointSpec(alias="ret", model="m", api_key_env=None)
+
+        def chat_sync(self, prompt, **kw):
+            return LLMResult(text=None, usage=Usage(), latency_s=0.0, cache="off", attempts=1,
+                             error="HTTP 429: slow down", model="m", endpoint="ret", call_id=kw["call_id"])
+
+    with pytest.raises(EndpointError, match="HTTP 429"):
+        M.run("Single-Agent", EvidenceChainTask(), INSTANCE, "ev-0", LLMBackend(Returning()))
 
 
 def test_a_request_needs_its_logical_call_id(tmp_path):

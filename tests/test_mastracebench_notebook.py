@@ -57,7 +57,7 @@ def test_a_second_run_resumes_and_reads_the_same_records(default_run):
 
 
 def test_table4_settings_are_the_papers_eight_in_the_params_file_and_the_notebook():
-    from collablab.notebooks import parameter_set
+    from collablab.cli import parameter_set
 
     default = ast.literal_eval(pm.inspect_notebook(str(NB))["table4_settings"]["default"])
     for name in ("full", "qwen3"):

@@ -9,7 +9,7 @@ from pathlib import Path
 import papermill as pm
 import pytest
 
-from collablab.notebooks import notebook_paths, parameter_set
+from collablab.cli import notebook_paths, parameter_set
 from collablab.runs import notebook_parameters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,3 +141,65 @@ def test_sequential_tasks_run_with_and_without_communication_in_notebook_01():
     specs = _specs(ROOT / "notebooks" / "01_collaboration.ipynb", n_tasks=1)
     seq = {s["protocol"] for s in specs if S.task_of(S.resolve(s)).structure == "sequential"}
     assert seq == {"broadcast", "isolated"}
+
+
+def _grid_run(P: dict, grid: list[dict], record: Path) -> tuple[str, dict]:
+    """run_notebook_grid on the fake episode function; (run folder, what it recorded)."""
+    from collablab.runs.notebook import run_notebook_grid
+
+    record.unlink(missing_ok=True)
+    _, _, run_dir = run_notebook_grid(grid, fn="_fake_episode:run_spec", notebook="nb", P=P, spec_defaults={},
+                                      validate=None)
+    (rec,) = [json.loads(line) for line in record.read_text().splitlines()]
+    assert rec["run_dir"] == run_dir
+    return run_dir, rec
+
+
+def test_a_replay_runs_every_episode_into_its_own_folder(tmp_path, monkeypatch):
+    from collablab.runs.notebook import RECORD_ENV
+
+    monkeypatch.setenv("COLLABLAB_OUTPUTS", str(tmp_path))
+    monkeypatch.delenv("COLLABLAB_LLM_CACHE_MODE", raising=False)
+    monkeypatch.setenv(RECORD_ENV, str(tmp_path / "record.jsonl"))
+    record = tmp_path / "record.jsonl"
+    grid = [{"seed": s, "n_steps": 3} for s in range(3)]
+    P = {"workers": 1, "backend": "fake", "run_id": "", "llm_cache_mode": ""}
+    live, rec = _grid_run(P, grid, record)
+    assert rec["n_new"] == 3 and not live.endswith("-replay")
+    replay, rec = _grid_run({**P, "llm_cache_mode": "replay"}, grid, record)
+    assert replay == live + "-replay" and rec["n_new"] == 3 and rec["n_skipped"] == 0  # executed again, not resumed
+    monkeypatch.setenv("COLLABLAB_LLM_CACHE_MODE", "replay")  # the environment's mode counts when P sets none
+    again, rec = _grid_run(P, grid, record)
+    assert again == replay and rec["n_new"] == 0 and rec["n_skipped"] == 3  # a replay folder resumes itself
+    rw, rec = _grid_run({**P, "llm_cache_mode": "rw"}, grid, record)  # P's mode wins over the environment's
+    assert rw == live and rec["n_new"] == 0
+    named, rec = _grid_run({**P, "run_id": "mine"}, grid, record)  # a run id the user named is kept as named
+    assert Path(named).name == "mine" and rec["n_new"] == 3
+
+
+def test_a_dry_run_counts_and_runs_nothing(tmp_path, monkeypatch):
+    from collablab.runs.notebook import DRY_RUN_ENV, DryRun, run_notebook_grid
+
+    monkeypatch.setenv("COLLABLAB_OUTPUTS", str(tmp_path))
+    missing = str(tmp_path / "missing")
+    grid = [{"seed": 0}, {"seed": 1}, {"seed": 2, "fail_unless": missing}, {"seed": 3, "fail_unless": missing}]
+    P = {"workers": 1, "backend": "fake", "run_id": "r", "llm_cache_mode": ""}
+    kw = {"fn": "_fake_episode:run_spec", "notebook": "nb", "P": P, "spec_defaults": {}, "validate": None}
+    plan = tmp_path / "plan.jsonl"
+    monkeypatch.setenv(DRY_RUN_ENV, str(plan))
+    with pytest.raises(DryRun, match="would run 4 of 4"):
+        run_notebook_grid(grid, **kw)
+    assert not (tmp_path / "nb").exists()
+    monkeypatch.delenv(DRY_RUN_ENV)
+    with pytest.warns(UserWarning, match="2 of 4 episodes failed"):
+        run_notebook_grid(grid, **kw)
+    monkeypatch.setenv(DRY_RUN_ENV, str(plan))
+    with pytest.raises(DryRun):
+        run_notebook_grid(grid, **kw)
+    first, second = [json.loads(line) for line in plan.read_text().splitlines()]
+    assert first == {"study": "nb", "run_id": "r", "run_dir": str(tmp_path / "nb" / "r"), "n_total": 4, "n_done": 0,
+                     "n_failed": 0, "n_pending": 4}
+    assert {k: second[k] for k in ("n_total", "n_done", "n_failed", "n_pending")} == \
+        {"n_total": 4, "n_done": 2, "n_failed": 2, "n_pending": 2}
+    with pytest.raises(ValueError, match="duplicate"):  # the grid is checked as a run checks it
+        run_notebook_grid(grid + grid[:1], **kw)

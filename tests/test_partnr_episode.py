@@ -278,6 +278,28 @@ def test_bad_reply_is_a_recorded_invalid_action():
     assert res.end_reason == "max_cycles"
 
 
+def test_a_planner_failure_that_is_not_the_models_fails_the_episode():
+    """EndpointError from a planner (no reply: server down, key missing) is never an invalid
+    action: it propagates out of the episode, which the run grid records as failed."""
+    from collablab.llm import EndpointError, LLMResult, Usage
+
+    class Down:
+        label = "down"
+
+        def __init__(self):
+            self.n = 0
+
+        def decide(self, obs):
+            self.n += 1
+            if self.n > 1:
+                raise EndpointError(LLMResult(text=None, usage=Usage(), latency_s=0.0, cache="off", attempts=1,
+                                              error="connection error", model="m", endpoint="e", call_id="c"))
+            return OfflinePlanner(agent=obs.agent).decide(obs)
+
+    with pytest.raises(EndpointError, match="connection error"):
+        run_episode(task(), [Down(), Down()], Channels(), max_cycles=4)
+
+
 def test_same_seed_same_episode():
     a = run_episode(task(5, "spatial"), offline(3), Channels(oas=True, ke=True), seed=3)
     b = run_episode(task(5, "spatial"), offline(3), Channels(oas=True, ke=True), seed=3)

@@ -1,7 +1,9 @@
 """PARTNR's LLM planner against the scripted fake OpenAI server (no real model): replies become
 calls or recorded invalid actions, the prompt carries the OAS line and the OANA request only when
 they are on and never the partner's thoughts, the grammar and the JSON schema name only entities of
-the agent's own world graph and the role's tools, a dead server raises, and the cache replays."""
+the agent's own world graph and the role's tools, an empty reply is an invalid action, a call
+without a reply (a dead server) raises EndpointError out of the planner and the episode, and the
+cache replays."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from collablab.llm import EndpointSpec, LLMClient, ResponseCache, validate
+from collablab.llm import EndpointError, EndpointSpec, LLMClient, LLMResult, ResponseCache, Usage, validate
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
 from collablab.studies.partnr.calls import HUMAN_TOOLS, ROBOT_TOOLS, ToolCall
 from collablab.studies.partnr.episode import ELSEWHERE, Channels, Decision, Episode, Observation
@@ -372,14 +374,40 @@ def test_unknown_constraint_is_refused(tmp_path):
 
 
 # -- failures, call ids, replay ----------------------------------------------------------------
-def test_a_dead_server_raises_planner_error(observations, tmp_path):
-    c = client(dead_url(), tmp_path, "off", max_attempts=2, backoff_base_s=0.01, timeout_s=5)
-    with pytest.raises(PlannerError, match="agent0/step"):
+def test_a_dead_server_raises_endpoint_error(observations, tmp_path):
+    assert PlannerError is EndpointError  # the planner's name for the floor's error
+    c = client(dead_url(), tmp_path, "off", max_attempts=2, backoff_base_s=0.01, timeout_s=5, outage_wait_s=0.2,
+               probe_interval_s=0.05)
+    with pytest.raises(EndpointError, match="agent0/step") as ei:
         LLMPlanner(c).decide(observations[0])
+    assert ei.value.kind == "transport" and "outage_wait_s=0.2" in str(ei.value)
     with FakeOpenAIServer(lambda b, s: FakeReply(status=500, error_message="boom")) as srv:
         c = client(srv.base_url, tmp_path, "off", max_attempts=1)
-        with pytest.raises(PlannerError, match="HTTP 500"):
+        with pytest.raises(EndpointError, match="HTTP 500"):
             LLMPlanner(c).decide(observations[0])
+
+
+class ReturningClient:
+    """A client that returns a failed result instead of raising (the planner must raise it)."""
+
+    endpoint = EndpointSpec(alias="ret", model="m", api_key_env=None)
+
+    def chat_sync(self, messages, **kw):
+        return LLMResult(text=None, usage=Usage(), latency_s=0.0, cache="off", attempts=1,
+                         error="HTTP 502: bad gateway", model="m", endpoint="ret", call_id=kw["call_id"])
+
+
+def test_a_failed_result_raises_and_an_empty_reply_is_an_invalid_action_in_an_episode(observations, tmp_path):
+    with pytest.raises(EndpointError, match="HTTP 502"):
+        LLMPlanner(ReturningClient()).decide(observations[0])
+    with FakeOpenAIServer(script("")) as srv:
+        planners = [LLMPlanner(client(srv.base_url, tmp_path)) for _ in (0, 1)]
+        res = Episode(task(), planners, Channels(), max_cycles=2).run()
+    assert res.logs and all(log.invalid and not log.ok and "empty reply" in log.feedback for log in res.logs)
+    with FakeOpenAIServer(lambda b, s: FakeReply(status=503, error_message="overloaded")) as srv:
+        planners = [LLMPlanner(client(srv.base_url, tmp_path, "off", max_attempts=1)) for _ in (0, 1)]
+        with pytest.raises(EndpointError, match="HTTP 503"):
+            Episode(task(), planners, Channels(), max_cycles=2).run()
 
 
 def test_call_ids_are_logical_and_namespaced(observations, tmp_path):

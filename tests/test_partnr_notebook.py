@@ -17,7 +17,7 @@ import papermill as pm
 import pytest
 
 from collablab.analysis.findings import Finding, Report
-from collablab.notebooks import parameter_set
+from collablab.cli import parameter_set
 from collablab.studies.partnr import experiments as E
 from collablab.studies.partnr import findings as F
 from collablab.studies.partnr import report as RP

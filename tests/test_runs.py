@@ -19,6 +19,7 @@ import yaml
 import _fake_episode
 from collablab.runs import (RunLockedError, default_run_id, episode_key, expand_grid,
                             load_failures, load_run, read_manifest, run_grid)
+from collablab.runs.manifest import run_status
 from collablab.runs.store import RunLock
 
 FN = "_fake_episode:run_spec"
@@ -230,6 +231,7 @@ def test_cli_kill_and_resume_loses_and_repeats_nothing(tmp_path: Path) -> None:
     n_before = len(_lines(run_dir / "episodes.jsonl"))
     assert 6 <= n_before < n
     assert read_manifest(run_dir)["status"] == "running"
+    assert run_status(run_dir)["status"] == "killed"  # running, says the manifest; but nobody holds the lock
     with open(run_dir / "episodes.jsonl", "ab") as f:  # and a torn write on top
         f.write(b'{"episode_key": "n_steps=30_seed=2')
 
@@ -249,7 +251,8 @@ def test_cli_kill_and_resume_loses_and_repeats_nothing(tmp_path: Path) -> None:
     _assert_same_run(ref.run_dir, run_dir)
     m = read_manifest(run_dir)
     assert m["status"] == "complete" and m["counts"] == {"total": n, "done": n, "failed": 0, "pending": 0}
-    assert [s["status"] for s in m["sessions"]] == ["running", "complete"]  # the killed one never ended
+    assert [s["status"] for s in m["sessions"]] == ["killed", "complete"]  # marked by the next run
+    assert m["sessions"][0]["ended"] is None
     assert m["sessions"][1]["n_new"] == n - n_before
     assert m["params"]["note"] == "kill test"
 

@@ -2,7 +2,8 @@
 
 Each entry offers the spec keys it reads with their defaults, a check that raises
 ``ValueError`` naming a bad key, a factory of one policy per agent, the labels episode
-records carry, and the backend labels of a spec. A study adds keys of its own (the
+records carry, the backend labels of a spec and the model endpoints it calls (checked by the
+run grid before its first episode). A study adds keys of its own (the
 MECoBench oracle is a study-level team, not a policy).
 """
 
@@ -26,11 +27,12 @@ class PolicyKind:
     make: Callable[[Mapping[str, Any]], list[Policy]]
     labels: Callable[[Mapping[str, Any]], dict[str, Any]]
     backends: Callable[[Mapping[str, Any]], list[str]]
+    endpoints: Callable[[Mapping[str, Any]], list[Any]]  # the EndpointSpecs a spec calls over the network
 
 
 def _kind(name: str, module: Any) -> PolicyKind:
     return PolicyKind(name, module.DEFAULTS, module.check_spec, module.make_policies, module.labels,
-                      module.backends)
+                      module.backends, module.endpoints)
 
 
 POLICIES: dict[str, PolicyKind] = {"heuristic": _kind("heuristic", heuristic), "llm": _kind("llm", llm)}

@@ -11,8 +11,16 @@ A ``vllm serve`` endpoint: ``EndpointSpec(alias="qwen-vllm", model="Qwen/...",
 base_url="http://host:8000/v1", api_key_env=None)``. The offline local model:
 :func:`collablab.llm.local_server.local_server` (see ``scripts/install_local_model.sh``).
 
-Cache: ``$COLLABLAB_LLM_CACHE`` (default ``outputs/llm_cache.sqlite``) and
-``$COLLABLAB_LLM_CACHE_MODE`` (``rw`` default, ``replay`` for CI, ``off``).
+A call returns the model's reply (an empty one included: ``r.text == ""``) or raises
+:class:`EndpointError` when it got none (server down past ``outage_wait_s``, retries used
+up, key rejected or missing, model not served): never a silent invalid action. Check an
+endpoint before a run with :func:`check_endpoint` (raises :class:`EndpointCheckError`
+naming the parameter). Per-endpoint counters: :mod:`collablab.llm.stats`; secrets kept out
+of texts: :func:`redact`.
+
+Cache: ``$COLLABLAB_LLM_CACHE`` (default ``llm_cache.sqlite`` under ``$COLLABLAB_OUTPUTS`` or
+the checkout's ``outputs/``) and ``$COLLABLAB_LLM_CACHE_MODE`` (``rw`` default, ``replay`` for
+CI, ``off``); the key includes the fingerprint of the served weights.
 """
 
 from .cache import (
@@ -24,8 +32,11 @@ from .cache import (
                     default_cache_mode,
                     default_cache_path,
 )
-from .client import LLMClient, run_sync
+from . import stats
+from .client import LLMClient, forget_served, learned_served, merge_params, run_sync
 from .limiter import EndpointLimiter, endpoint_limiter
+from .preflight import EndpointCheckError, ServedModel, check_endpoint, check_endpoints
+from .redact import redact
 from .messages import assistant_message, image_data_url, image_part, system_message, text_part, user_message
 from .structured import (
                     ChatClient,
@@ -39,7 +50,9 @@ from .structured import (
 )
 from .types import (
                     CACHE_MODES,
+                    ENDPOINT_ERROR_KINDS,
                     STRUCTURED_MODES,
+                    EndpointError,
                     EndpointSpec,
                     LLMCallError,
                     LLMResult,
@@ -51,8 +64,9 @@ from .types import (
 __all__ = [
     "CACHE_MODES", "CacheMiss", "CachedReply", "ResponseCache", "cache_key",
     "canonical_request", "default_cache_mode", "default_cache_path",
-    "EndpointLimiter", "EndpointSpec", "LLMCallError", "LLMClient", "LLMResult", "Usage",
-    "endpoint_limiter", "run_sync",
+    "ENDPOINT_ERROR_KINDS", "EndpointCheckError", "EndpointError", "EndpointLimiter", "EndpointSpec",
+    "LLMCallError", "LLMClient", "LLMResult", "ServedModel", "Usage", "check_endpoint", "check_endpoints",
+    "endpoint_limiter", "forget_served", "learned_served", "merge_params", "redact", "run_sync", "stats",
     "assistant_message", "image_data_url", "image_part", "system_message", "text_part",
     "user_message",
     "STRUCTURED_MODES", "ChatClient", "StructuredResult", "ask", "chat_json", "extract_json", "find_json",

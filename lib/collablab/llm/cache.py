@@ -11,13 +11,18 @@ Modes
 ``off``     no lookup, no store.
 
 The key (:func:`cache_key`) is a SHA-256 over a canonical JSON of the endpoint
-*alias*, the model, the messages (image bytes replaced by their SHA-256), the
-sampling parameters, the logical call id, the sample index and the logical
+*alias*, the model, the served fingerprint (what identifies the weights the server
+serves under that model id: :attr:`~collablab.llm.preflight.ServedModel.fingerprint`),
+the messages (image bytes replaced by their SHA-256), the request parameters
+(``extra_body`` included), the logical call id, the sample index and the logical
 attempt number. The ``base_url`` and the API key are never part of it (nor of
-anything stored): pointing an alias at another server of the same model keeps
-the cache valid.
+anything stored): pointing an alias at another server of the same weights keeps
+the cache valid, while a swapped checkpoint under the same model id misses.
 
-Only successful, non-empty replies are stored (see :meth:`ResponseCache.put`).
+Every reply the model gave is stored, an empty one included (it is the model's
+answer and replays as such); failed calls store nothing. The ``served`` table keeps
+the fingerprints seen per endpoint alias and model (:meth:`ResponseCache.record_served`),
+so a replay uses the one recorded last (:meth:`ResponseCache.served_fingerprint`).
 """
 
 from __future__ import annotations
@@ -46,7 +51,8 @@ __all__ = [
     "default_cache_mode",
 ]
 
-KEY_VERSION = 1
+KEY_VERSION = 2
+_REPO = Path(__file__).resolve().parents[3]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -63,7 +69,19 @@ CREATE TABLE IF NOT EXISTS responses (
     prompt_tokens     INTEGER,
     completion_tokens INTEGER,
     total_tokens      INTEGER,
-    request           TEXT NOT NULL
+    request           TEXT NOT NULL,
+    reasoning         TEXT
+)
+"""
+
+_SERVED_SCHEMA = """
+CREATE TABLE IF NOT EXISTS served (
+    endpoint    TEXT NOT NULL,
+    model       TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    info_json   TEXT NOT NULL,
+    seen_at     REAL NOT NULL,
+    PRIMARY KEY (endpoint, model, fingerprint)
 )
 """
 
@@ -87,10 +105,16 @@ class CacheMiss(LookupError):
 
 
 def default_cache_path() -> Path:
-    """``$COLLABLAB_LLM_CACHE`` or ``outputs/llm_cache.sqlite`` under the current directory."""
+    """``$COLLABLAB_LLM_CACHE``, else ``llm_cache.sqlite`` in the outputs root:
+    ``$COLLABLAB_OUTPUTS``, else the checkout's ``outputs/``, else ``./outputs``."""
     env = os.environ.get("COLLABLAB_LLM_CACHE")
     if env:
         return Path(env)
+    out = os.environ.get("COLLABLAB_OUTPUTS")
+    if out:
+        return Path(out) / "llm_cache.sqlite"
+    if (_REPO / "pyproject.toml").is_file() and (_REPO / "lib" / "collablab").is_dir():
+        return _REPO / "outputs" / "llm_cache.sqlite"
     return Path.cwd() / "outputs" / "llm_cache.sqlite"
 
 
@@ -149,12 +173,14 @@ def _normalize(obj: Any) -> Any:
 
 def canonical_request(*, endpoint: str, model: str, messages: Sequence[Mapping[str, Any]],
                       params: Mapping[str, Any] | None, call_id: str, sample_index: int = 0,
-                      attempt: int = 0) -> str:
-    """The canonical JSON that :func:`cache_key` hashes (also stored, for inspection)."""
+                      attempt: int = 0, served: str | None = None) -> str:
+    """The canonical JSON that :func:`cache_key` hashes (also stored, for inspection).
+    ``served``: the served fingerprint (None when unknown, e.g. cache mode ``off``)."""
     doc = {
         "v": KEY_VERSION,
         "endpoint": str(endpoint),
         "model": str(model),
+        "served": served,
         "messages": _normalize(list(messages)),
         "params": _normalize(dict(params or {})),
         "call_id": str(call_id),
@@ -187,6 +213,7 @@ class CachedReply:
     sample_index: int
     attempt: int
     created_at: float
+    reasoning: str | None = None
 
 
 class ResponseCache:
@@ -236,11 +263,24 @@ class ResponseCache:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute(_SCHEMA)
+                conn.execute(_SERVED_SCHEMA)
+                if "reasoning" not in _columns(conn, "responses"):  # a file of an older version
+                    conn.execute("ALTER TABLE responses ADD COLUMN reasoning TEXT")
                 return
             except sqlite3.OperationalError as exc:  # "database is locked" during creation
+                if "duplicate column" in str(exc):  # another process added it first
+                    return
                 if "locked" not in str(exc) or attempt == 49:
                     raise
                 time.sleep(0.05 * (attempt + 1))
+
+    def _has_reasoning(self, conn: sqlite3.Connection) -> bool:
+        """Whether the file's responses table has the reasoning column (older files do not)."""
+        known = getattr(self._local, "has_reasoning", None)
+        if known is None or known[0] is not conn:
+            known = (conn, "reasoning" in _columns(conn, "responses"))
+            self._local.has_reasoning = known
+        return known[1]
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -254,10 +294,11 @@ class ResponseCache:
             return None
         try:
             conn = self._connect()
+            reasoning = "reasoning" if self._has_reasoning(conn) else "NULL"
             row = conn.execute(
                 "SELECT key, text, prompt_tokens, completion_tokens, total_tokens, finish_reason, "
-                "response_model, model, endpoint, call_id, sample_index, attempt, created_at "
-                "FROM responses WHERE key = ?", (key,)).fetchone()
+                "response_model, model, endpoint, call_id, sample_index, attempt, created_at, "
+                f"{reasoning} FROM responses WHERE key = ?", (key,)).fetchone()
         except FileNotFoundError:
             return None
         except sqlite3.OperationalError as exc:
@@ -269,23 +310,65 @@ class ResponseCache:
     def put(self, key: str, *, text: str, endpoint: str, model: str, call_id: str,
             sample_index: int, attempt: int, request: str, prompt_tokens: int | None = None,
             completion_tokens: int | None = None, total_tokens: int | None = None,
-            finish_reason: str | None = None, response_model: str | None = None) -> bool:
-        """Store one successful reply. Empty replies and non-``rw`` modes store nothing.
+            finish_reason: str | None = None, response_model: str | None = None,
+            reasoning: str | None = None) -> bool:
+        """Store one reply (an empty ``text`` too). Non-``rw`` modes store nothing.
 
         Returns whether a row was written (an existing row for the key is kept).
         """
-        if self.mode != "rw" or text is None or not str(text).strip():
+        if self.mode != "rw" or text is None:
             return False
         conn = self._connect()
         cur = conn.execute(
             "INSERT INTO responses (key, created_at, endpoint, model, call_id, sample_index, "
             "attempt, text, finish_reason, response_model, prompt_tokens, completion_tokens, "
-            "total_tokens, request) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+            "total_tokens, request, reasoning) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT(key) DO NOTHING",
             (key, time.time(), endpoint, model, str(call_id), int(sample_index), int(attempt),
              str(text), finish_reason, response_model, prompt_tokens, completion_tokens,
-             total_tokens, request))
+             total_tokens, request, reasoning))
         return cur.rowcount == 1
+
+    # -- served fingerprints
+    def record_served(self, endpoint: str, model: str, fingerprint: str,
+                      info: Mapping[str, Any] | None = None) -> bool:
+        """Note that ``endpoint`` served ``model`` as ``fingerprint`` now (``rw`` mode only)."""
+        if self.mode != "rw":
+            return False
+        conn = self._connect()
+        conn.execute(
+            "INSERT INTO served (endpoint, model, fingerprint, info_json, seen_at) VALUES (?,?,?,?,?) "
+            "ON CONFLICT(endpoint, model, fingerprint) DO UPDATE SET info_json = excluded.info_json, "
+            "seen_at = excluded.seen_at",
+            (endpoint, model, fingerprint, json.dumps(dict(info or {}), sort_keys=True, default=str),
+             time.time()))
+        return True
+
+    def served_fingerprint(self, endpoint: str, model: str) -> str | None:
+        """The fingerprint recorded last for ``endpoint`` and ``model`` (None: none recorded)."""
+        if self.mode == "off":
+            return None
+        try:
+            row = self._connect().execute(
+                "SELECT fingerprint FROM served WHERE endpoint = ? AND model = ? "
+                "ORDER BY seen_at DESC, rowid DESC LIMIT 1", (endpoint, model)).fetchone()
+        except FileNotFoundError:
+            return None
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return None
+            raise
+        return row[0] if row else None
+
+    def served_rows(self) -> list[dict[str, Any]]:
+        """The ``served`` table as dicts (``info`` parsed), oldest first."""
+        try:
+            cur = self._connect().execute(
+                "SELECT endpoint, model, fingerprint, info_json, seen_at FROM served ORDER BY seen_at")
+        except (FileNotFoundError, sqlite3.OperationalError):
+            return []
+        return [{"endpoint": e, "model": m, "fingerprint": f, "info": json.loads(i), "seen_at": t}
+                for e, m, f, i, t in cur.fetchall()]
 
     def __len__(self) -> int:
         try:
@@ -301,3 +384,7 @@ class ResponseCache:
             return []
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {r[1] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()}

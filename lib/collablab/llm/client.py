@@ -1,27 +1,43 @@
 """Async chat client for any OpenAI-compatible endpoint (OpenAI, ``vllm serve``, llama.cpp …).
 
-* configured by an :class:`EndpointSpec` (alias, base_url, model, name of the env var
-  holding the key — never the key itself);
-* every call goes through the :class:`~collablab.llm.cache.ResponseCache`;
+* configured by an :class:`EndpointSpec` (alias, base_url and replicas, model, name of the env
+  var holding the key — never the key itself);
+* every call goes through the :class:`~collablab.llm.cache.ResponseCache`, whose key includes
+  the served fingerprint: in ``rw`` mode the client learns what the server serves under the
+  model id once per process and alias (``GET /models``, :func:`~collablab.llm.preflight.served_model`),
+  in ``replay`` mode it reads the fingerprint recorded in the cache file;
 * bounded concurrency per endpoint *alias*, shared by every caller in the process
-  (:func:`endpoint_limiter`), across threads and event loops;
+  (:func:`endpoint_limiter`), across threads and event loops; with replicas each call goes to
+  the base URL with the fewest calls in flight (:mod:`~collablab.llm.breaker`);
 * retries with exponential backoff + jitter on 429, 408/409, 5xx, timeouts, connection
   errors and malformed responses; a hard per-attempt timeout;
-* the server-reported ``usage`` is the token count;
-* a call never raises for model/transport failures (unless ``raise_on_error=True``):
-  it returns an :class:`LLMResult` with ``error`` set, so the caller can record an
-  invalid action. :class:`~collablab.llm.cache.CacheMiss` in ``replay`` mode does raise.
+* a circuit breaker: after a transient failure, before its next attempt, the call waits while
+  the endpoint is down (one probe loop per base URL, ``GET /models`` every ``probe_interval_s``);
+  the attempt that met the outage does not count against the retries, but a call that waits
+  longer than ``outage_wait_s`` in all fails (``max_attempts=1``: no next attempt, no wait);
+* ``extra_body`` of the endpoint's ``default_params`` and of the call are merged and sent
+  (parameters the OpenAI SDK does not know travel in it too), and are part of the cache key;
+* the server-reported ``usage`` is the token count; ``reasoning_content`` is read separately;
+* every logical call is counted in :mod:`~collablab.llm.stats`.
+
+A call returns an :class:`LLMResult` for every reply the model gave, an empty one included
+(``text == ""``, cached like any other: the caller decides it is unusable). When no reply was
+obtained it raises :class:`~collablab.llm.types.EndpointError` (``kind``: transport after the
+retries, auth, not_found, rejected, missing_key); a miss in ``replay`` mode raises
+:class:`~collablab.llm.cache.CacheMiss`.
 
 The API key is read from the environment when a connection is made; it is not stored on
-these objects, and it is redacted from every error string this module produces.
+these objects, and it is redacted (:func:`~collablab.llm.redact.redact`) from every error
+string this module produces.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import hashlib
-import json
+import inspect
 import logging
 import os
 import random
@@ -29,15 +45,17 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Awaitable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence, TypeVar
 
-from . import structured
+from . import breaker, stats, structured
 from .cache import CacheMiss, ResponseCache, cache_key, canonical_request
 from .limiter import endpoint_limiter
 from .messages import as_messages
-from .types import EndpointSpec, LLMCallError, LLMResult, Usage
+from .preflight import EndpointCheckError, ServedModel, display_url, probe, served_model, ssl_context
+from .redact import redact
+from .types import EndpointError, EndpointSpec, LLMResult, Usage, is_loopback_url
 
-__all__ = ["LLMClient", "run_sync"]
+__all__ = ["SAMPLING_PARAMS", "LLMClient", "forget_served", "learned_served", "merge_params", "run_sync"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -61,21 +79,90 @@ def run_sync(coro: Awaitable[T]) -> T:
         return ex.submit(asyncio.run, coro).result()
 
 
+# ------------------------------------------------------------------------ params
+
+
+def _deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in base.items()}
+    for k, v in over.items():
+        if v is None:
+            continue
+        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def merge_params(defaults: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """Request parameters: ``defaults`` overlaid with ``params``. A None in ``params`` means
+    "not given" (the default stays); ``extra_body`` dicts are merged deeply (the call's values
+    win); None values are dropped."""
+    out = {k: v for k, v in defaults.items() if v is not None}
+    for k, v in params.items():
+        if v is None:
+            continue
+        if k == "extra_body" and isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _sdk_params() -> frozenset[str]:
+    """Keyword parameters of the OpenAI SDK's ``chat.completions.create``."""
+    try:
+        from openai.resources.chat.completions import AsyncCompletions
+
+        names = set(inspect.signature(AsyncCompletions.create).parameters)
+    except Exception:  # pragma: no cover - another SDK layout
+        names = set(SAMPLING_PARAMS)
+    return frozenset(names - {"self", "messages", "model", "extra_headers", "extra_query", "extra_body",
+                              "timeout", "stream"})
+
+
+def _request_kwargs(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` as ``create`` keyword arguments: names the SDK does not know go into
+    ``extra_body`` (whose own entries win)."""
+    known = _sdk_params()
+    kwargs: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for k, v in params.items():
+        if k == "extra_body":
+            continue
+        if k in known:
+            kwargs[k] = v
+        else:
+            extra[k] = v
+    body = params.get("extra_body")
+    if isinstance(body, Mapping):
+        extra = _deep_merge(extra, body)
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs
+
+
 # ------------------------------------------------------------------------- errors
-
-
-def _redact(text: str, secrets: Iterable[str | None]) -> str:
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, "***")
-    return text
 
 
 @dataclass
 class _Failure:
     message: str
-    retryable: bool
+    kind: str  # one of ENDPOINT_ERROR_KINDS
     retry_after: float | None = None
+
+    @property
+    def transient(self) -> bool:
+        return self.kind == "transport"
+
+
+class _Fail(Exception):
+    """An attempt failed with a classified failure."""
+
+    def __init__(self, failure: _Failure):
+        super().__init__(failure.message)
+        self.failure = failure
 
 
 def _classify(exc: BaseException) -> _Failure:
@@ -83,9 +170,11 @@ def _classify(exc: BaseException) -> _Failure:
 
     name = type(exc).__name__
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError, openai.APITimeoutError)):
-        return _Failure(f"timeout: {name}", True)
+        return _Failure(f"timeout: {name}", "transport")
     if isinstance(exc, openai.APIConnectionError):
-        return _Failure(f"connection error: {name}: {exc}", True)
+        cause = exc.__cause__ or exc.__context__
+        detail = f" ({type(cause).__name__}: {cause})" if cause is not None else ""
+        return _Failure(f"connection error: {name}: {exc}{detail}"[:600], "transport")
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         retry_after = None
@@ -94,20 +183,81 @@ def _classify(exc: BaseException) -> _Failure:
             retry_after = float(ra) if ra is not None else None
         except (TypeError, ValueError, AttributeError):
             retry_after = None
-        retryable = status in (408, 409, 429) or status >= 500
-        return _Failure(f"HTTP {status}: {name}: {exc}", retryable, retry_after)
+        if status in (408, 409, 429) or status >= 500:
+            kind = "transport"
+        elif status in (401, 403):
+            kind = "auth"
+        elif status == 404:
+            kind = "not_found"
+        else:
+            kind = "rejected"
+        return _Failure(f"HTTP {status}: {name}: {exc}", kind, retry_after)
     if isinstance(exc, openai.APIResponseValidationError):
-        return _Failure(f"malformed response: {name}: {exc}", True)
-    if isinstance(exc, (json.JSONDecodeError, ValueError, KeyError, IndexError, AttributeError)):
-        return _Failure(f"malformed response: {name}: {exc}", True)
-    return _Failure(f"{name}: {exc}", False)
+        return _Failure(f"malformed response: {name}: {exc}", "transport")
+    if isinstance(exc, (ValueError, KeyError, IndexError, AttributeError)):  # JSONDecodeError too
+        return _Failure(f"malformed response: {name}: {exc}", "transport")
+    return _Failure(f"{name}: {exc}", "rejected")
+
+
+# ------------------------------------------------------------------ served model
+
+_SERVED: dict[str, ServedModel] = {}
+_SERVED_LOCKS: dict[str, threading.Lock] = {}
+_SERVED_GUARD = threading.Lock()
+_RECORDED: set[tuple[str, str, str]] = set()  # (cache file, alias, fingerprint) written to a served table
+
+
+def _after_fork() -> None:
+    """A forked child keeps what was learned but not locks another thread may have held."""
+    global _SERVED_GUARD
+    _SERVED_GUARD = threading.Lock()
+    _SERVED_LOCKS.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
+def learned_served(alias: str) -> ServedModel | None:
+    """What this process learned the endpoint ``alias`` serves (None: nothing learned yet)."""
+    with _SERVED_GUARD:
+        return _SERVED.get(alias)
+
+
+def forget_served(alias: str | None = None) -> None:
+    """Forget what was learned for ``alias`` (None: every alias), e.g. after pointing it at
+    other weights in a running notebook: the next call learns it again."""
+    with _SERVED_GUARD:
+        if alias is None:
+            _SERVED.clear()
+            _RECORDED.clear()
+        else:
+            _SERVED.pop(alias, None)
+            for r in [r for r in _RECORDED if r[1] == alias]:
+                _RECORDED.discard(r)
+
+
+def _served_lock(alias: str) -> threading.Lock:
+    with _SERVED_GUARD:
+        lock = _SERVED_LOCKS.get(alias)
+        if lock is None:
+            lock = _SERVED_LOCKS[alias] = threading.Lock()
+        return lock
+
+
+@dataclass
+class _CallState:
+    http: int = 0  # chat requests sent
+    used: int = 0  # attempts counted against the retry budget
+    queue_s: float = 0.0
+    outage_s: float = 0.0
 
 
 # ------------------------------------------------------------------------- client
 
 
 class LLMClient:
-    """Chat client for one endpoint, with cache, retries and a process-wide concurrency bound.
+    """Chat client for one endpoint, with cache, retries, a circuit breaker and a process-wide
+    concurrency bound (see the module docstring).
 
     >>> client = LLMClient(EndpointSpec(alias="gpt4o", model="gpt-4o"))      # doctest: +SKIP
     >>> r = client.chat_sync("Say hi", call_id="demo/1")                     # doctest: +SKIP
@@ -122,15 +272,19 @@ class LLMClient:
         self.endpoint = endpoint
         self.cache = cache if cache is not None else ResponseCache(cache_path, cache_mode)
         self.limiter = endpoint_limiter(endpoint.alias, endpoint.max_concurrency)
+        self.urls = tuple(display_url(u) for u in endpoint.base_urls)
+        self.breakers = [breaker.breaker_for(u, functools.partial(probe, endpoint, u),
+                                             endpoint.probe_interval_s) for u in self.urls]
         self._rng = rng or random.Random()
-        self._clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]" = \
+        self._clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Any]]" = \
             weakref.WeakKeyDictionary()
         self._clients_lock = threading.Lock()
+        self._replay_fp: tuple[str | None] | None = None
 
     def __repr__(self) -> str:
         e = self.endpoint
         return (f"LLMClient(alias={e.alias!r}, model={e.model!r}, base_url={e.base_url!r}, "
-                f"api_key_env={e.api_key_env!r}, cache={self.cache!r})")
+                f"replicas={len(e.replicas)}, api_key_env={e.api_key_env!r}, cache={self.cache!r})")
 
     # -- key & connection
     def _api_key(self) -> str | None:
@@ -139,41 +293,36 @@ class LLMClient:
             return "EMPTY"
         return os.environ.get(env) or None
 
-    def _secrets(self) -> list[str | None]:
-        env = self.endpoint.api_key_env
-        return [os.environ.get(env)] if env else []
-
-    def _openai_client(self) -> Any:
+    def _openai_client(self, url: str) -> Any:
         import openai
 
         loop = asyncio.get_running_loop()
         with self._clients_lock:
-            c = self._clients.get(loop)
+            c = self._clients.get(loop, {}).get(url)
             if c is not None:
                 return c
         key = self._api_key()
         if key is None:
-            raise _MissingKey(f"environment variable {self.endpoint.api_key_env} is not set")
-        kwargs: dict[str, Any] = dict(api_key=key, max_retries=0,
-                                      timeout=self.endpoint.timeout_s)
+            raise _Fail(_Failure(f"environment variable {self.endpoint.api_key_env} is not set", "missing_key"))
+        kwargs: dict[str, Any] = dict(api_key=key, max_retries=0, timeout=self.endpoint.timeout_s)
         if self.endpoint.base_url is not None:
-            kwargs["base_url"] = self.endpoint.base_url
+            kwargs["base_url"] = url
         # One TLS context per process (building one costs ~70-180 ms per client); never
         # send loopback traffic through an HTTP(S)_PROXY from the environment.
         kwargs["http_client"] = openai.DefaultAsyncHttpxClient(
-            verify=_shared_ssl_context(), trust_env=not self.endpoint.is_loopback)
+            verify=ssl_context(), trust_env=not is_loopback_url(url))
         c = openai.AsyncOpenAI(**kwargs)
         del key
         with self._clients_lock:
-            self._clients[loop] = c
+            self._clients.setdefault(loop, {})[url] = c
         return c
 
     async def aclose(self) -> None:
-        """Close the HTTP client of the running loop (the sync wrappers do this for you)."""
+        """Close the HTTP clients of the running loop (the sync wrappers do this for you)."""
         loop = asyncio.get_running_loop()
         with self._clients_lock:
-            c = self._clients.pop(loop, None)
-        if c is not None:
+            clients = self._clients.pop(loop, {})
+        for c in clients.values():
             try:
                 await c.close()
             except Exception:  # pragma: no cover - best effort
@@ -181,16 +330,121 @@ class LLMClient:
 
     # -- request building
     def build_params(self, **params: Any) -> dict[str, Any]:
-        """Endpoint defaults overlaid with call params; None values dropped."""
-        merged = {**self.endpoint.default_params, **params}
-        return {k: v for k, v in merged.items() if v is not None}
+        """Endpoint defaults overlaid with call params (:func:`merge_params`)."""
+        return merge_params(self.endpoint.default_params, params)
+
+    def fingerprint(self) -> str | None:
+        """The served fingerprint the cache keys use now: learned (``rw``; None before the
+        first call), recorded in the cache file (``replay``), None (``off``)."""
+        if self.cache.mode == "replay":
+            if self._replay_fp is None:
+                self._replay_fp = (self.cache.served_fingerprint(self.endpoint.alias, self.endpoint.model),)
+            return self._replay_fp[0]
+        if self.cache.mode == "rw":
+            sm = learned_served(self.endpoint.alias)
+            return sm.fingerprint if sm is not None else None
+        return None
 
     def key_for(self, messages: Any, *, call_id: str, sample_index: int = 0, attempt: int = 0,
-                **params: Any) -> str:
-        """The cache key a call with these arguments would use."""
+                served: str | None = None, **params: Any) -> str:
+        """The cache key of a call with these arguments and served fingerprint ``served``
+        (the one the client uses: :meth:`fingerprint`)."""
         return cache_key(endpoint=self.endpoint.alias, model=self.endpoint.model,
                          messages=as_messages(messages), params=self.build_params(**params),
-                         call_id=call_id, sample_index=sample_index, attempt=attempt)
+                         call_id=call_id, sample_index=sample_index, attempt=attempt, served=served)
+
+    # -- attempts, retries, outages
+    async def _attempts(self, st: _CallState, call_id: str, n_max: int,
+                        once: Callable[[str], Awaitable[T]], *, limited: bool) -> T:
+        """Run ``once(url)`` until it returns; raises :class:`_Fail` with the last failure."""
+        spec = self.endpoint
+        while True:
+            if limited:
+                tq = time.perf_counter()
+                await self.limiter.acquire()
+                st.queue_s += time.perf_counter() - tq
+            b = breaker.acquire(self.breakers)
+            started = time.monotonic()
+            try:
+                if limited:
+                    st.http += 1
+                value = await once(b.url)
+                b.report_ok(started)
+                return value
+            except asyncio.CancelledError:
+                raise
+            except _Fail as exc:
+                failure = exc.failure
+            except Exception as exc:  # noqa: BLE001 - every failure is classified
+                failure = _classify(exc)
+            finally:
+                breaker.release(b)
+                if limited:
+                    self.limiter.release()
+            st.used += 1
+            log.info("LLM call %s attempt %d on %s (%s) failed: %s", call_id, st.used, spec.alias, b.url,
+                     redact(failure.message)[:300])
+            if not failure.transient or st.used >= n_max:  # no next attempt: no wait either
+                raise _Fail(failure)
+            b.report_failure()
+            t_wait = time.monotonic()
+            try:
+                outage = await breaker.wait_healthy(self.breakers, spec.outage_wait_s - st.outage_s)
+            except TimeoutError:
+                raise _Fail(_Failure(f"{failure.message}; {b.url} did not answer for outage_wait_s="
+                                     f"{spec.outage_wait_s:g} s", "transport")) from None
+            finally:
+                st.outage_s += time.monotonic() - t_wait
+            if outage:
+                st.used -= 1  # the endpoint was down: this attempt does not count
+                log.info("LLM call %s: %s answers again after %.1f s", call_id, spec.alias,
+                         time.monotonic() - t_wait)
+            else:
+                await asyncio.sleep(self._backoff(st.used, failure))
+
+    async def _learn_served(self, st: _CallState, call_id: str, n_max: int) -> ServedModel:
+        """What the endpoint serves (learned once per process and alias, recorded in the cache)."""
+        sm = learned_served(self.endpoint.alias)
+        if sm is None:
+            async def once(url: str) -> ServedModel:
+                return await asyncio.to_thread(self._learn_locked, url)
+
+            sm = await self._attempts(st, call_id, n_max, once, limited=False)
+        self._record_served(sm)
+        return sm
+
+    def _record_served(self, sm: ServedModel) -> None:
+        """Write ``sm`` into this client's cache file once per process."""
+        spec = self.endpoint
+        mark = (str(self.cache.path), spec.alias, sm.fingerprint)
+        with _SERVED_GUARD:
+            if mark in _RECORDED:
+                return
+        self.cache.record_served(spec.alias, spec.model, sm.fingerprint, sm.to_dict())
+        with _SERVED_GUARD:
+            _RECORDED.add(mark)
+
+    def _learn_locked(self, url: str) -> ServedModel:
+        spec = self.endpoint
+        with _served_lock(spec.alias):
+            known = learned_served(spec.alias)
+            if known is not None:
+                return known
+            try:
+                sm = served_model(spec, url, require_listed=False)
+            except EndpointCheckError as exc:
+                raise _Fail(_Failure(f"GET {url}/models: {exc}", exc.kind)) from None
+            with _SERVED_GUARD:
+                _SERVED[spec.alias] = sm
+        return sm
+
+    def _backoff(self, attempts_done: int, failure: _Failure | None) -> float:
+        spec = self.endpoint
+        d = min(spec.backoff_max_s, spec.backoff_base_s * (2 ** (max(attempts_done, 1) - 1)))
+        d = d / 2 + self._rng.uniform(0, d / 2)  # "equal jitter"
+        if failure is not None and failure.retry_after is not None:
+            d = max(d, min(spec.backoff_max_s, failure.retry_after))
+        return d
 
     # -- the call
     async def chat(self, messages: Any, *, call_id: str, sample_index: int = 0,
@@ -199,119 +453,118 @@ class LLMClient:
                    seed: int | None = None, stop: str | Sequence[str] | None = None,
                    response_format: Mapping[str, Any] | None = None,
                    extra_params: Mapping[str, Any] | None = None,
-                   timeout_s: float | None = None, max_attempts: int | None = None,
-                   raise_on_error: bool = False) -> LLMResult:
-        """One chat completion through the cache.
+                   timeout_s: float | None = None, max_attempts: int | None = None) -> LLMResult:
+        """One chat completion through the cache: the model's reply, or
+        :class:`~collablab.llm.types.EndpointError` when none was obtained.
 
         ``call_id`` names the logical call (e.g. ``"mecobench/ep3/t12/agent1"``);
         ``sample_index`` distinguishes intentional repeats (self-consistency);
         ``attempt`` is the logical re-ask number (not the transport retry counter: all
         transport retries of a request share one cache key).
-        ``extra_params`` are more API parameters (forwarded and part of the key).
+        ``extra_params`` are more API parameters (forwarded and part of the key), e.g.
+        ``{"extra_body": {"chat_template_kwargs": {"enable_thinking": False}}}``.
         """
         if not isinstance(call_id, str) or not call_id:
-            raise ValueError("call_id must be a non-empty string")
+            raise ValueError("call_id: must be a non-empty string")
         spec = self.endpoint
         msgs = as_messages(messages)
-        params = self.build_params(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
-                                   seed=seed, stop=stop, response_format=response_format,
-                                   **dict(extra_params or {}))
-        request = canonical_request(endpoint=spec.alias, model=spec.model, messages=msgs,
-                                    params=params, call_id=call_id, sample_index=sample_index,
-                                    attempt=attempt)
-        key = hashlib.sha256(request.encode("utf-8")).hexdigest()
-        base = dict(model=spec.model, endpoint=spec.alias, call_id=call_id,
-                    sample_index=sample_index, attempt=attempt, cache_key=key)
-
-        t0 = time.perf_counter()
-        if self.cache.mode != "off":
-            hit = self.cache.get(key)
-            if hit is not None:
-                return LLMResult(text=hit.text,
-                                 usage=Usage(hit.prompt_tokens, hit.completion_tokens,
-                                             hit.total_tokens),
-                                 latency_s=time.perf_counter() - t0, cache="hit", attempts=0,
-                                 error=None, finish_reason=hit.finish_reason, **base)
-            if self.cache.mode == "replay":
-                raise CacheMiss(call_id, key, sample_index=sample_index, attempt=attempt,
-                                endpoint=spec.alias, path=self.cache.path)
-        cache_status = "off" if self.cache.mode == "off" else "miss"
-
-        timeout = float(timeout_s if timeout_s is not None else spec.timeout_s)
+        params = self.build_params(**{**dict(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
+                                             seed=seed, stop=stop, response_format=response_format),
+                                      **dict(extra_params or {})})
         n_max = int(max_attempts if max_attempts is not None else spec.max_attempts)
-        attempts = 0
-        queue_s = 0.0
-        failure: _Failure | None = None
-        text: str | None = None
-        usage = Usage()
-        finish_reason = None
-        while attempts < n_max:
-            if attempts > 0:
-                await asyncio.sleep(self._backoff(attempts, failure))
-            attempts += 1
-            tq = time.perf_counter()
-            await self.limiter.acquire()
-            queue_s += time.perf_counter() - tq
-            try:
-                client = self._openai_client()
-                resp = await asyncio.wait_for(
-                    client.chat.completions.create(model=spec.model, messages=msgs,
-                                                   timeout=timeout, **params),
-                    timeout=timeout + 0.5)
-                text, usage, finish_reason = _parse_response(resp)
-                failure = None
-            except asyncio.CancelledError:
-                raise
-            except _MissingKey as exc:
-                failure = _Failure(str(exc), False)
-            except Exception as exc:  # noqa: BLE001 - every failure becomes a record
-                failure = _classify(exc)
-            finally:
-                self.limiter.release()
-            if failure is None:
-                if text is None or not text.strip():
-                    failure = _Failure(f"empty reply (finish_reason={finish_reason})", False)
-                break
-            log.info("LLM call %s attempt %d on %s failed: %s", call_id, attempts, spec.alias,
-                     _redact(failure.message, self._secrets())[:300])
-            if not failure.retryable:
-                break
+        timeout = float(timeout_s if timeout_s is not None else spec.timeout_s)
+        base = dict(model=spec.model, endpoint=spec.alias, call_id=call_id, sample_index=sample_index,
+                    attempt=attempt)
+        st = _CallState()
+        t0 = time.perf_counter()
+        mode = self.cache.mode
+        cache_status = "off" if mode == "off" else "miss"
 
-        latency = time.perf_counter() - t0 - queue_s
-        if failure is None:
-            self.cache.put(key, text=text or "", endpoint=spec.alias, model=spec.model,
-                           call_id=call_id, sample_index=sample_index, attempt=attempt,
-                           request=request, prompt_tokens=usage.prompt_tokens,
-                           completion_tokens=usage.completion_tokens,
-                           total_tokens=usage.total_tokens, finish_reason=finish_reason,
-                           response_model=None)
-            error = None
-        else:
-            error = _redact(failure.message, self._secrets())
+        def fail(failure: _Failure, key: str | None) -> EndpointError:
+            error = redact(failure.message)
             if len(error) > 2000:
                 error = error[:2000] + "…"
-        result = LLMResult(text=text, usage=usage, latency_s=latency, cache=cache_status,
-                           attempts=attempts, error=error, finish_reason=finish_reason,
-                           queue_s=queue_s, **base)
-        if error is not None and raise_on_error:
-            raise LLMCallError(result) from None
-        return result
+            result = LLMResult(text=None, usage=Usage(), latency_s=time.perf_counter() - t0 - st.queue_s,
+                               cache=cache_status, attempts=st.http, error=error, queue_s=st.queue_s,
+                               **{**base, "cache_key": key})
+            stats.record(spec.alias, cache=cache_status, latency_s=result.latency_s, queue_s=st.queue_s,
+                         http_requests=st.http, error_kind=failure.kind)
+            return EndpointError(result, failure.kind)
 
-    def _backoff(self, attempts_done: int, failure: _Failure | None) -> float:
-        spec = self.endpoint
-        d = min(spec.backoff_max_s, spec.backoff_base_s * (2 ** (attempts_done - 1)))
-        d = d / 2 + self._rng.uniform(0, d / 2)  # "equal jitter"
-        if failure is not None and failure.retry_after is not None:
-            d = max(d, min(spec.backoff_max_s, failure.retry_after))
-        return d
+        if mode != "replay" and spec.api_key_env and not os.environ.get(spec.api_key_env):
+            raise fail(_Failure(f"environment variable {spec.api_key_env} is not set", "missing_key"),
+                       None) from None
+
+        # the served fingerprint, then the key
+        served: str | None
+        if mode == "rw":
+            try:
+                served = (await self._learn_served(st, call_id, n_max)).fingerprint
+            except _Fail as exc:
+                raise fail(exc.failure, None) from None
+        else:
+            served = self.fingerprint()
+        request = canonical_request(endpoint=spec.alias, model=spec.model, messages=msgs, params=params,
+                                    call_id=call_id, sample_index=sample_index, attempt=attempt,
+                                    served=served)
+        key = hashlib.sha256(request.encode("utf-8")).hexdigest()
+        base["cache_key"] = key
+
+        if mode != "off":
+            hit = self.cache.get(key)
+            if hit is not None:
+                result = LLMResult(text=hit.text,
+                                   usage=Usage(hit.prompt_tokens, hit.completion_tokens, hit.total_tokens),
+                                   latency_s=time.perf_counter() - t0, cache="hit", attempts=0, error=None,
+                                   finish_reason=hit.finish_reason, reasoning=hit.reasoning, **base)
+                stats.record(spec.alias, cache="hit", latency_s=result.latency_s)
+                return result
+            if mode == "replay":
+                stats.record(spec.alias, cache="miss", latency_s=time.perf_counter() - t0,
+                             error_kind="cache_miss")
+                raise CacheMiss(call_id, key, sample_index=sample_index, attempt=attempt,
+                                endpoint=spec.alias, path=self.cache.path)
+
+        kwargs = _request_kwargs(params)
+
+        async def once(url: str) -> tuple[str, str | None, Usage, str | None]:
+            client = self._openai_client(url)
+            resp = await asyncio.wait_for(
+                client.chat.completions.create(model=spec.model, messages=msgs, timeout=timeout, **kwargs),
+                timeout=timeout + 0.5)
+            return _parse_response(resp)
+
+        try:
+            text, reasoning, usage, finish_reason = await self._attempts(st, call_id, n_max, once, limited=True)
+        except _Fail as exc:
+            raise fail(exc.failure, key) from None
+
+        latency = time.perf_counter() - t0 - st.queue_s
+        if mode == "rw":
+            self.cache.put(key, text=text, endpoint=spec.alias, model=spec.model, call_id=call_id,
+                           sample_index=sample_index, attempt=attempt, request=request,
+                           prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                           total_tokens=usage.total_tokens, finish_reason=finish_reason,
+                           response_model=None, reasoning=reasoning)
+        stats.record(spec.alias, cache=cache_status, latency_s=latency, queue_s=st.queue_s,
+                     prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                     http_requests=st.http)
+        return LLMResult(text=text, usage=usage, latency_s=latency, cache=cache_status, attempts=st.http,
+                         error=None, finish_reason=finish_reason, queue_s=st.queue_s, reasoning=reasoning,
+                         **base)
 
     async def chat_many(self, requests: Iterable[Mapping[str, Any]]) -> list[LLMResult]:
         """Run many :meth:`chat` calls concurrently (bounded by the endpoint limiter).
 
         Each request is a dict of :meth:`chat` keyword arguments including ``messages``.
-        Results come back in request order.
+        Results come back in request order; the first call that raises cancels nothing and
+        its error is raised once all have finished.
         """
-        return list(await asyncio.gather(*(self.chat(**dict(r)) for r in requests)))
+        results = await asyncio.gather(*(self.chat(**dict(r)) for r in requests), return_exceptions=True)
+        for r in results:
+            if isinstance(r, BaseException):
+                raise r
+        return list(results)  # type: ignore[arg-type]
 
     async def chat_json(self, messages: Any, schema: Mapping[str, Any],
                         **kwargs: Any) -> structured.StructuredResult:
@@ -340,27 +593,19 @@ class LLMClient:
         return self.run(self.chat_json(messages, schema, **kwargs))
 
 
-class _MissingKey(Exception):
-    pass
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts
+        return "".join(str(p.get("text", "")) if isinstance(p, Mapping) else str(getattr(p, "text", "") or "")
+                       for p in content)
+    return str(content)
 
 
-_SSL_CTX: Any = None
-_SSL_LOCK = threading.Lock()
-
-
-def _shared_ssl_context() -> Any:
-    global _SSL_CTX
-    with _SSL_LOCK:
-        if _SSL_CTX is None:
-            try:
-                import httpx2 as _httpx  # the HTTP library of openai>=3
-            except ImportError:  # pragma: no cover - openai 1.x/2.x
-                import httpx as _httpx
-            _SSL_CTX = _httpx.create_ssl_context()
-        return _SSL_CTX
-
-
-def _parse_response(resp: Any) -> tuple[str | None, Usage, str | None]:
+def _parse_response(resp: Any) -> tuple[str, str | None, Usage, str | None]:
+    """(text, reasoning, usage, finish_reason) of a chat completion; ValueError if it is none."""
     if isinstance(resp, (str, bytes)):
         # some servers answer 200 with a non-JSON body; the SDK then hands back the text
         raise ValueError(f"response is not a JSON chat completion: {str(resp)[:200]!r}")
@@ -369,8 +614,13 @@ def _parse_response(resp: Any) -> tuple[str | None, Usage, str | None]:
         raise ValueError("response has no choices")
     choice = choices[0]
     msg = getattr(choice, "message", None)
-    text = getattr(msg, "content", None) if msg is not None else None
+    if msg is None:
+        raise ValueError("response choice has no message")
+    text = _content_text(getattr(msg, "content", None))
+    reasoning = getattr(msg, "reasoning_content", None) or getattr(msg, "reasoning", None)
+    if reasoning is not None and not isinstance(reasoning, str):
+        reasoning = str(reasoning)
     u = getattr(resp, "usage", None)
     usage = Usage(getattr(u, "prompt_tokens", None), getattr(u, "completion_tokens", None),
                   getattr(u, "total_tokens", None)) if u is not None else Usage()
-    return text, usage, getattr(choice, "finish_reason", None)
+    return text, reasoning or None, usage, getattr(choice, "finish_reason", None)

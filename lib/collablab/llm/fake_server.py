@@ -1,7 +1,17 @@
 """A tiny fake OpenAI-compatible chat server for tests (stdlib only, loopback only).
 
 Runs in a thread (:class:`FakeOpenAIServer`) or as a process
-(``python -m collablab.llm.fake_server`` prints ``PORT <n>`` then serves until killed).
+(``python -m collablab.llm.fake_server [--port N] [--delay-s S] [--models a,b] [--root R]``
+prints ``PORT <n>`` then serves until killed).
+
+Besides ``POST /v1/chat/completions`` it serves ``GET /v1/models`` (the ids of ``models``,
+default ``fake-model``, each with ``root``: one string for all, or a dict by id), ``GET
+/version`` (vLLM's, ``{"version": version}``). It counts chat requests (``n_requests``),
+those in flight now and at the peak (``in_flight``, ``max_in_flight``), model-list requests
+(``n_model_requests``), and keeps every request body (``bodies``). ``delay_s`` delays every
+chat reply (latency injection); ``require_key`` answers 401 to requests without that bearer
+key; ``models_status`` answers the model list with another status (503: still loading). A
+stopped server can be started again on the same port: ``FakeOpenAIServer(port=old.port)``.
 
 The default handler echoes the last user message (``"echo: <text>"``) and obeys
 directives written anywhere in that message as ``[[fake key=value ...]]``:
@@ -9,8 +19,10 @@ directives written anywhere in that message as ``[[fake key=value ...]]``:
 ``status=429 times=2``  answer the first 2 requests of this tag with HTTP 429
                         (``times`` omitted: always). Any status code works.
 ``malformed=N``         the first N requests of this tag get a 200 with a broken JSON body.
-``delay=S``             sleep S seconds before answering.
-``empty=1``             answer with empty content.
+``delay=S``             sleep S seconds before answering (instead of ``delay_s``).
+``empty=1``             answer with empty content (``""``).
+``null=1``              answer with ``content: null`` (finish_reason ``length``).
+``reasoning=TEXT``      also send ``reasoning_content`` TEXT (underscores become spaces).
 ``echo_auth=1``         the error body repeats the request's Authorization header
                         (to test that clients redact their key).
 ``retry_after=S``       add a ``Retry-After`` header to error answers.
@@ -31,7 +43,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 __all__ = ["FakeOpenAIServer", "FakeReply", "default_handler"]
 
@@ -40,13 +52,18 @@ _DIRECTIVE = re.compile(r"\[\[fake([^\]]*)\]\]")
 
 @dataclass
 class FakeReply:
+    """One answer: ``text`` (None: ``content: null``), or an error ``status``. ``delay_s`` None
+    takes the server's default."""
+
     text: str | None = "ok"
     status: int = 200
-    delay_s: float = 0.0
+    delay_s: float | None = None
     raw_body: bytes | None = None  # sent verbatim (e.g. malformed JSON)
     headers: dict[str, str] = field(default_factory=dict)
     error_message: str | None = None
     usage: dict[str, int] | None = None
+    reasoning: str | None = None
+    finish_reason: str = "stop"
 
 
 def _content_text(content: Any) -> str:
@@ -65,6 +82,7 @@ def _last_user_text(body: dict) -> str:
 
 
 def default_handler(body: dict, server: "FakeOpenAIServer") -> FakeReply:
+    """Echo the last user message, obeying its ``[[fake ...]]`` directive (module docstring)."""
     text = _last_user_text(body)
     m = _DIRECTIVE.search(text)
     opts: dict[str, str] = {}
@@ -75,7 +93,7 @@ def default_handler(body: dict, server: "FakeOpenAIServer") -> FakeReply:
     clean = _DIRECTIVE.sub("", text).strip()
     tag = opts.get("tag", text)
     n = server.count(tag)  # 1-based count of requests with this tag
-    delay = float(opts.get("delay", 0) or 0)
+    delay = float(opts["delay"]) if opts.get("delay") else None
     headers = {}
     if "retry_after" in opts:
         headers["Retry-After"] = opts["retry_after"]
@@ -89,9 +107,12 @@ def default_handler(body: dict, server: "FakeOpenAIServer") -> FakeReply:
                 msg += f"; you sent Authorization: {server.last_auth}"
             return FakeReply(status=int(opts["status"]), error_message=msg, delay_s=delay,
                              headers=headers)
+    reasoning = opts["reasoning"].replace("_", " ") if opts.get("reasoning") else None
+    if opts.get("null"):
+        return FakeReply(text=None, delay_s=delay, reasoning=reasoning, finish_reason="length")
     if opts.get("empty"):
-        return FakeReply(text="", delay_s=delay)
-    return FakeReply(text=f"echo: {clean}", delay_s=delay)
+        return FakeReply(text="", delay_s=delay, reasoning=reasoning)
+    return FakeReply(text=f"echo: {clean}", delay_s=delay, reasoning=reasoning)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -111,10 +132,29 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
+    def _authorized(self) -> bool:
+        fake: FakeOpenAIServer = self.server.fake
+        if fake.require_key is None or self.headers.get("Authorization") == f"Bearer {fake.require_key}":
+            return True
+        self._send(401, json.dumps({"error": {"message": "invalid api key", "type": "auth",
+                                              "code": 401}}).encode())
+        return False
+
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
-            data = {"object": "list", "data": [{"id": "fake-model", "object": "model"}]}
+        fake: FakeOpenAIServer = self.server.fake
+        path = self.path.split("?")[0].rstrip("/")
+        if path == "/v1/models":
+            with fake._lock:
+                fake.n_model_requests += 1
+            if not self._authorized():
+                return
+            if fake.models_status != 200:
+                self._send(fake.models_status, b'{"error": {"message": "fake model list status"}}')
+                return
+            data = {"object": "list", "data": [fake.model_entry(m) for m in fake.models]}
             self._send(200, json.dumps(data).encode())
+        elif path == "/version" and fake.version is not None:
+            self._send(200, json.dumps({"version": fake.version}).encode())
         else:
             self._send(404, b'{"error": {"message": "not found"}}')
 
@@ -130,13 +170,16 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._send(404, b'{"error": {"message": "not found"}}')
             return
+        if not self._authorized():
+            return
         fake._enter(body, self.headers.get("Authorization"))
         try:
             reply = fake.handler(body, fake)
             if isinstance(reply, str):
                 reply = FakeReply(text=reply)
-            if reply.delay_s:
-                time.sleep(reply.delay_s)
+            delay = reply.delay_s if reply.delay_s is not None else fake.delay_s
+            if delay:
+                time.sleep(delay)
         finally:
             fake._exit()
         if reply.raw_body is not None:
@@ -153,11 +196,13 @@ class _Handler(BaseHTTPRequestHandler):
         usage = reply.usage or {"prompt_tokens": prompt_words,
                                 "completion_tokens": completion_words,
                                 "total_tokens": prompt_words + completion_words}
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+        if reply.reasoning is not None:
+            message["reasoning_content"] = reply.reasoning
         data = {
             "id": f"chatcmpl-fake-{fake.n_requests}", "object": "chat.completion",
             "created": int(time.time()), "model": body.get("model", "fake-model"),
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": reply.text}}],
+            "choices": [{"index": 0, "finish_reason": reply.finish_reason, "message": message}],
             "usage": usage,
         }
         self._send(200, json.dumps(data).encode(), reply.headers)
@@ -174,13 +219,24 @@ class FakeOpenAIServer:
     """Fake ``/v1/chat/completions`` + ``/v1/models`` on 127.0.0.1, in a background thread."""
 
     def __init__(self, handler: Callable[[dict, "FakeOpenAIServer"], FakeReply | str] | None = None,
-                 *, host: str = "127.0.0.1", port: int = 0):
+                 *, host: str = "127.0.0.1", port: int = 0, models: Sequence[str] = ("fake-model",),
+                 root: str | Mapping[str, str] | None = None, version: str | None = "fake-0.1",
+                 delay_s: float = 0.0, require_key: str | None = None):
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError(f"host: {host!r}; the fake server serves loopback only (127.0.0.1, localhost, ::1)")
         self.handler = handler or default_handler
+        self.models = list(models)
+        self.root = root
+        self.version = version
+        self.delay_s = float(delay_s)
+        self.require_key = require_key
+        self.models_status = 200
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
         self.in_flight = 0
         self.max_in_flight = 0
         self.n_requests = 0
+        self.n_model_requests = 0
         self.bodies: list[dict] = []
         self.auth_headers: set[str] = set()
         self.last_auth: str | None = None
@@ -195,6 +251,19 @@ class FakeOpenAIServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def model_entry(self, model_id: str) -> dict[str, Any]:
+        """The ``/v1/models`` entry of ``model_id`` (with its ``root`` when one is set)."""
+        entry: dict[str, Any] = {"id": model_id, "object": "model", "owned_by": "fake"}
+        root = self.root.get(model_id) if isinstance(self.root, Mapping) else self.root
+        if root is not None:
+            entry["root"] = root
+        return entry
+
+    def reset_peak(self) -> None:
+        """Restart ``max_in_flight`` from the requests in flight now."""
+        with self._lock:
+            self.max_in_flight = self.in_flight
 
     def count(self, tag: str) -> int:
         with self._lock:
@@ -216,8 +285,8 @@ class FakeOpenAIServer:
             self.in_flight -= 1
 
     def start(self) -> "FakeOpenAIServer":
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True,
-                                        name="fake-openai")
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True, name="fake-openai")
         self._thread.start()
         return self
 
@@ -235,8 +304,12 @@ class FakeOpenAIServer:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--delay-s", type=float, default=0.0, help="delay of every chat reply")
+    ap.add_argument("--models", default="fake-model", help="comma-separated served model ids")
+    ap.add_argument("--root", default=None, help="the root every served model reports")
     args = ap.parse_args(argv)
-    srv = FakeOpenAIServer(port=args.port)
+    srv = FakeOpenAIServer(port=args.port, delay_s=args.delay_s,
+                           models=[m for m in args.models.split(",") if m], root=args.root)
     print(f"PORT {srv.port}", flush=True)
     try:
         srv._httpd.serve_forever()

@@ -13,13 +13,14 @@ re-ask with the reason up to ``max_reasks`` times. :func:`chat_json` is :func:`a
 schema stated in the prompt and a parse hook that extracts the first JSON object
 (:func:`extract_json`, :func:`find_json`) and validates it against the schema (jsonschema).
 Each ask is its own cached call (``attempt`` = ask number), so replays reproduce the chain.
-A reply that never parses gives ``parsed=None`` and ``parse_error`` set, never an exception
-(only :class:`~collablab.llm.cache.CacheMiss` in replay mode propagates).
+A reply that never parses (an empty one included) gives ``parsed=None`` and ``parse_error``
+set, never an exception. A call that got no reply raises
+:class:`~collablab.llm.types.EndpointError` (it propagates: it is not the model's answer), and
+a miss in replay mode :class:`~collablab.llm.cache.CacheMiss`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
 from .messages import as_messages
-from .types import STRUCTURED_MODES, LLMResult, Usage, check_structured_mode
+from .types import STRUCTURED_MODES, EndpointError, LLMResult, Usage, check_structured_mode
 
 __all__ = [
     "STRUCTURED_MODES",
@@ -193,11 +194,12 @@ def _reask_message(error: str) -> str:
 
 @dataclass(frozen=True)
 class StructuredResult:
-    """Outcome of :func:`chat_json`.
+    """Outcome of :func:`ask` / :func:`chat_json`.
 
-    ``parsed`` is the validated object or None; ``parse_error`` says why not; ``error`` is
-    the transport error of the last ask (then ``parse_error`` is set too). ``asks`` holds
-    every ask's :class:`LLMResult`; ``usage``/``latency_s`` are summed over them.
+    ``parsed`` is the validated object or None; ``parse_error`` says why not. ``error`` is
+    always None (a call without a reply raises :class:`~collablab.llm.types.EndpointError`;
+    the field stays for the record layout). ``asks`` holds every ask's :class:`LLMResult`;
+    ``usage``/``latency_s`` are summed over them.
     """
 
     parsed: Any
@@ -254,22 +256,21 @@ async def ask(client: ChatClient, messages: Any, parse: Parse, *, call_id: str, 
               **chat_kwargs: Any) -> StructuredResult:
     """Ask; read the reply with ``parse``; re-ask up to ``max_reasks`` times with the reason.
 
-    A re-ask appends the unusable reply and a user message ``reask(reason)``. A transport
-    error ends the loop at once (``error`` set, ``parse_error`` None). ``chat_kwargs`` go to
-    ``client.chat`` (temperature, max_tokens, seed, response_format, ...).
+    A re-ask appends the unusable reply and a user message ``reask(reason)``. A call without a
+    reply raises :class:`~collablab.llm.types.EndpointError` (also when ``client.chat`` returns
+    a result with ``error`` set instead of raising). ``chat_kwargs`` go to ``client.chat``
+    (temperature, max_tokens, seed, response_format, ...).
     """
     msgs = as_messages(messages)
-    chat_kwargs.pop("raise_on_error", None)
     chat_kwargs.pop("attempt", None)
     asks: list[LLMResult] = []
     parsed: Any = None
     parse_error: str | None = None
     for n in range(max_reasks + 1):
         r = await client.chat(msgs, call_id=call_id, sample_index=sample_index, attempt=n, **chat_kwargs)
-        asks.append(r)
         if r.error is not None:
-            parsed, parse_error = None, None
-            break
+            raise EndpointError(r) from None
+        asks.append(r)
         parsed, parse_error = parse(r.text)
         if parse_error is None:
             break
@@ -307,8 +308,5 @@ async def chat_json(client: ChatClient, messages: Any, schema: Mapping[str, Any]
             err = validate(value, schema)
         return (None, err) if err else (value, None)
 
-    res = await ask(client, msgs, parse, call_id=call_id, sample_index=sample_index, max_reasks=max_reasks,
-                    mode=mode, response_format=rf, **chat_kwargs)
-    if res.error is not None:
-        res = dataclasses.replace(res, parse_error=f"no reply: {res.error}")
-    return res
+    return await ask(client, msgs, parse, call_id=call_id, sample_index=sample_index, max_reasks=max_reasks,
+                     mode=mode, response_format=rf, **chat_kwargs)

@@ -1,5 +1,6 @@
 """Plain data of the LLM floor: where a model is (:class:`EndpointSpec`), what a call
-returned (:class:`LLMResult`, :class:`Usage`), its error, and the allowed modes."""
+returned (:class:`LLMResult`, :class:`Usage`), the error of a call that got no reply
+(:class:`EndpointError`), and the allowed modes."""
 
 from __future__ import annotations
 
@@ -9,13 +10,18 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-__all__ = ["CACHE_MODES", "STRUCTURED_MODES", "EndpointSpec", "LLMCallError", "LLMResult", "Usage",
-           "check_key_env_name", "check_structured_mode"]
+from .redact import redact, register
+
+__all__ = ["CACHE_MODES", "ENDPOINT_ERROR_KINDS", "STRUCTURED_MODES", "EndpointError", "EndpointSpec",
+           "LLMCallError", "LLMResult", "Usage", "check_key_env_name", "check_structured_mode",
+           "is_loopback_url"]
 
 #: Response-cache modes: read-write (default), replay (a miss is an error), off.
 CACHE_MODES = ("rw", "replay", "off")
 #: Structured-output modes (see :mod:`collablab.llm.structured`).
 STRUCTURED_MODES = ("json_schema", "json_object", "none")
+#: Why a call got no reply (:attr:`EndpointError.kind`); only ``transport`` is transient.
+ENDPOINT_ERROR_KINDS = ("transport", "auth", "not_found", "rejected", "missing_key")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -52,6 +58,10 @@ class EndpointSpec:
     ``api_key_env=None`` means the server needs no key (a dummy one is sent).
     ``structured_mode`` is the default for :func:`~collablab.llm.structured.chat_json`:
     ``json_schema`` (OpenAI, vLLM), ``json_object`` (llama.cpp server) or ``none``.
+    ``replicas`` are more base URLs serving the same model under this alias (each call goes to
+    the least loaded one). ``outage_wait_s``: how long a call waits for a down endpoint to answer
+    again (probed every ``probe_interval_s``) before it fails. ``default_params`` are request
+    parameters of every call (a call's own win; ``extra_body`` dicts are merged).
     """
 
     alias: str
@@ -65,17 +75,38 @@ class EndpointSpec:
     backoff_max_s: float = 20.0
     structured_mode: str = "json_schema"
     default_params: Mapping[str, Any] = field(default_factory=dict)
+    replicas: tuple[str, ...] = ()
+    outage_wait_s: float = 600.0
+    probe_interval_s: float = 2.0
 
     def __post_init__(self) -> None:
-        if not self.alias:
-            raise ValueError("EndpointSpec.alias must be non-empty")
-        if self.max_concurrency < 1:
-            raise ValueError("max_concurrency must be >= 1")
-        if self.max_attempts < 1:
-            raise ValueError("max_attempts must be >= 1")
+        if not isinstance(self.alias, str) or not self.alias:
+            raise ValueError(f"alias: must be a non-empty string, got {self.alias!r}")
+        if not isinstance(self.model, str) or not self.model:
+            raise ValueError(f"model: must be a non-empty string, got {self.model!r}")
+        for name in ("max_concurrency", "max_attempts"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{name}: must be an integer >= 1, got {v!r}")
+        for name, lo in (("timeout_s", 0.0), ("backoff_base_s", None), ("backoff_max_s", None),
+                         ("outage_wait_s", None), ("probe_interval_s", 0.0)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or (lo is not None and v <= lo):
+                raise ValueError(f"{name}: must be a {'positive' if lo is not None else 'non-negative'} "
+                                 f"number, got {v!r}")
         check_structured_mode(self.structured_mode)
         check_key_env_name(self.api_key_env)
+        for name, url in [("base_url", self.base_url)] + [("replicas", u) for u in (
+                [self.replicas] if isinstance(self.replicas, str) else list(self.replicas))]:
+            if url is not None and not (isinstance(url, str) and re.match(r"^https?://", url)):
+                raise ValueError(f"{name}: {url!r} must start with http:// or https://")
+        if isinstance(self.replicas, str):
+            raise ValueError("replicas: must be a list of base URLs, not one string")
+        if self.replicas and self.base_url is None:
+            raise ValueError("replicas: need a base_url (replicas are more servers of the base_url's model)")
+        object.__setattr__(self, "replicas", tuple(self.replicas))
         object.__setattr__(self, "default_params", dict(self.default_params))
+        register(self.api_key_env)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "EndpointSpec":
@@ -83,16 +114,22 @@ class EndpointSpec:
         known = set(cls.__dataclass_fields__)
         extra = set(d) - known
         if extra:
-            raise ValueError(f"unknown EndpointSpec fields: {sorted(extra)}")
+            raise ValueError(f"unknown EndpointSpec fields: {sorted(extra)}; allowed: {', '.join(sorted(known))}")
         return cls(**dict(d))
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["default_params"] = dict(self.default_params)
+        d["replicas"] = list(self.replicas)
         return d
 
     def with_(self, **changes: Any) -> "EndpointSpec":
         return replace(self, **changes)
+
+    @property
+    def base_urls(self) -> tuple[str | None, ...]:
+        """``base_url`` then the replicas (``(None,)`` for the OpenAI API)."""
+        return (self.base_url, *self.replicas)
 
     @property
     def is_loopback(self) -> bool:
@@ -118,7 +155,12 @@ class Usage:
 
 @dataclass(frozen=True)
 class LLMResult:
-    """One logical chat call. ``error`` is None on success; ``cache`` is hit/miss/off.
+    """One logical chat call: the model's reply. ``cache`` is hit/miss/off.
+
+    ``text`` is the reply's ``content`` (``""`` for an empty reply, which is a reply: the caller
+    decides it is unusable); ``reasoning`` the separate reasoning text, if the server sent one.
+    ``error`` is None for every result :meth:`~collablab.llm.client.LLMClient.chat` returns; it
+    is set on the result an :class:`EndpointError` carries.
 
     ``latency_s``: wall time of the call without the time queued for a concurrency slot
     (``queue_s``), backoff sleeps included; for a cache hit, the lookup time.
@@ -140,6 +182,7 @@ class LLMResult:
     finish_reason: str | None = None
     queue_s: float = 0.0  # time spent waiting for a concurrency slot
     cache_key: str | None = None
+    reasoning: str | None = None  # message.reasoning_content (vLLM, llama.cpp) or .reasoning
 
     @property
     def ok(self) -> bool:
@@ -154,12 +197,47 @@ class LLMResult:
         return d
 
 
+def is_loopback_url(base_url: str | None) -> bool:
+    """Whether ``base_url`` points at this machine (127.0.0.0/8, ::1, localhost)."""
+    return base_url is not None and _is_loopback(base_url)
+
+
 class LLMCallError(RuntimeError):
-    """Raised only when a caller asks for it (``raise_on_error=True``)."""
+    """A chat call that got no model reply; ``result`` is its :class:`LLMResult` (``error`` set).
+    The client raises the subclass :class:`EndpointError`."""
 
     def __init__(self, result: LLMResult):
         self.result = result
-        super().__init__(f"LLM call {result.call_id!r} (sample {result.sample_index}) on "
-                         f"{result.endpoint!r} failed after {result.attempts} attempt(s): "
-                         f"{result.error}")
+        super().__init__(redact(f"LLM call {result.call_id!r} (sample {result.sample_index}) on "
+                                f"{result.endpoint!r} failed after {result.attempts} attempt(s): "
+                                f"{result.error}"))
 
+    def __reduce__(self) -> Any:
+        return (type(self), (self.result,))
+
+
+class EndpointError(LLMCallError):
+    """No reply was obtained from the endpoint: transport failure after the retries, rejected key,
+    model not served, request rejected, or no key (``kind``, :data:`ENDPOINT_ERROR_KINDS`).
+
+    ``transient`` is True for ``transport`` only (the same call may work later: the run grid
+    records the episode as failed and a rerun retries it). The message names the call id, the
+    endpoint alias and the cause, with key values redacted.
+    """
+
+    def __init__(self, result: LLMResult, kind: str = "transport"):
+        if kind not in ENDPOINT_ERROR_KINDS:
+            raise ValueError(f"kind: {kind!r} is not allowed; allowed: {', '.join(ENDPOINT_ERROR_KINDS)}")
+        self.kind = kind
+        self.result = result
+        RuntimeError.__init__(self, redact(
+            f"LLM call {result.call_id!r} (sample {result.sample_index}, attempt {result.attempt}) on "
+            f"endpoint {result.endpoint!r} got no reply ({kind}, {result.attempts} HTTP request(s)): "
+            f"{result.error}"))
+
+    @property
+    def transient(self) -> bool:
+        return self.kind == "transport"
+
+    def __reduce__(self) -> Any:
+        return (type(self), (self.result, self.kind))

@@ -9,11 +9,16 @@ A run folder ``<out_root>/<study>/<run_id>/`` holds ``episodes.jsonl`` and ``ste
 (one JSON object per line, tagged with ``episode_key`` and ``grid_index``), ``failures.jsonl``,
 ``timings.jsonl`` and ``manifest.json``. Re-running the same call resumes: finished episodes
 are kept, failed ones retried. CLI: ``python -m collablab.runs --help``.
+
+Scale: ``workers`` processes each running ``episodes_per_worker`` episodes at once (threads),
+or ``engine="ray"`` (a local Ray instance, or a cluster by ``ray_address``). LLM calls share one
+bound per endpoint across all of them; ``budget`` caps tokens. ``run_status(run_dir)`` reads
+where a run stands without taking its lock.
 """
 
 from .grid import canonical_json, default_run_id, episode_key, expand_grid, normalize_specs
 from .load import load_failures, load_run
-from .manifest import read_manifest
+from .manifest import read_manifest, run_status
 from .notebook import notebook_parameters, run_notebook_grid
 from .registry import studies, study_fn
 from .runner import RunResult, run_grid
@@ -21,4 +26,4 @@ from .store import RunLockedError
 
 __all__ = ["RunLockedError", "RunResult", "canonical_json", "default_run_id", "episode_key", "expand_grid",
            "load_failures", "load_run", "normalize_specs", "notebook_parameters", "read_manifest", "run_grid",
-           "run_notebook_grid", "studies", "study_fn"]
+           "run_notebook_grid", "run_status", "studies", "study_fn"]

@@ -6,6 +6,8 @@ import functools
 import hashlib
 from pathlib import Path
 
+__all__ = ["code_fingerprint"]
+
 _PKG = Path(__file__).resolve().parents[1]  # the collablab package
 
 

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+__all__ = ["Spec", "canonical_json", "default_run_id", "episode_key", "expand_grid", "normalize_specs", "to_json_value"]
+
 Spec = dict[str, Any]
 
 _KEY_PREFIX_CHARS = 64

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 from .manifest import read_manifest
 from .store import EPISODES, FAILURES, INDEX, KEY, STEPS, read_records
 
+__all__ = ["load_failures", "load_run"]
+
 if TYPE_CHECKING:  # pandas is imported lazily: worker processes import this package too
     import pandas as pd
 

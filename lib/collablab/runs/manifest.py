@@ -1,4 +1,5 @@
-"""``manifest.json``: what was run, with which code and packages, and how far it got."""
+"""``manifest.json``: what was run, with which code and packages, and how far it got;
+:func:`run_status` reads it from outside, without taking the run's lock."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from .grid import canonical_json
-from .store import MANIFEST, write_atomic
+from .store import EPISODES, MANIFEST, iter_lines, lock_held, write_atomic
+
+__all__ = ["PACKAGES", "SCHEMA", "code_version", "environment", "mark_killed", "now_iso", "package_versions",
+           "read_manifest", "run_status", "spec_fields", "write_manifest"]
 
 SCHEMA = 1
 PACKAGES = ("numpy", "pandas", "pyarrow", "scipy", "statsmodels", "openai", "virtualhome",
@@ -94,3 +98,44 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
 def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
     write_atomic(Path(run_dir) / MANIFEST,
                  json.dumps(manifest, indent=1, ensure_ascii=False, default=repr) + "\n")
+
+
+def mark_killed(manifest: dict[str, Any]) -> int:
+    """Mark sessions still ``running`` as ``killed`` (call it holding the run's lock: no
+    live process runs them); returns how many there were."""
+    n = 0
+    for session in manifest.get("sessions", []):
+        if session.get("status") == "running":
+            session["status"] = "killed"
+            n += 1
+    if manifest.get("status") == "running" and n:
+        manifest["status"] = "killed"
+    return n
+
+
+def run_status(run_dir: str | Path) -> dict[str, Any]:
+    """Where a run folder stands, read without taking its lock: ``status`` is the manifest's,
+    except ``"running"`` while a process holds the lock and ``"killed"`` when the manifest
+    says running but nobody holds it. ``committed`` counts the episode lines on disk now
+    (the manifest's ``counts`` are saved every few seconds)."""
+    run_dir = Path(run_dir)
+    manifest = read_manifest(run_dir)
+    if manifest is None:
+        raise FileNotFoundError(f"run_dir: {run_dir} has no {MANIFEST}; not a run folder")
+    locked = lock_held(run_dir)
+    status = manifest.get("status")
+    if locked:
+        status = "running"
+    elif status == "running":
+        status = "killed"
+    sessions = manifest.get("sessions", [])
+    last = dict(sessions[-1]) if sessions else {}
+    if not locked and last.get("status") == "running":
+        last["status"] = "killed"
+    return {"run_dir": str(run_dir), "study": manifest.get("study"), "run_id": manifest.get("run_id"),
+            "status": status, "locked": locked, "counts": manifest.get("counts", {}),
+            "committed": sum(1 for _ in iter_lines(run_dir / EPISODES)),
+            "created": manifest.get("created"), "updated": manifest.get("updated"),
+            "n_sessions": len(sessions),
+            "last_session": {k: last.get(k) for k in ("status", "started", "ended", "n_new", "n_failed",
+                                                       "engine", "workers")}}

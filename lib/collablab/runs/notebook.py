@@ -1,20 +1,46 @@
 """A notebook's parameters as the run records them (the plain values among the notebook's
 globals: the tagged ``parameters`` cell with papermill's injected values applied), and a
-notebook's grid run with resume under a run id named by its specs and the code version."""
+notebook's grid run with resume under a run id named by its specs and the code version.
+
+Two environment variables let the ``collablab`` command see a notebook's run from outside:
+``COLLABLAB_DRY_RUN=<file>`` makes :func:`run_notebook_grid` append what it would run to
+``<file>`` (one JSON line) and raise :class:`DryRun` instead of running any episode;
+``COLLABLAB_RUN_RECORD=<file>`` makes it append what it ran.
+"""
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from .fingerprint import code_fingerprint
-from .grid import default_run_id
+from .grid import default_run_id, episode_key, normalize_specs
 from .load import load_run
 from .paths import outputs_dir
 from .runner import run_grid
+from .store import EPISODES, FAILURES, KEY, read_records
 
+__all__ = ["DRY_RUN_ENV", "RECORD_ENV", "DryRun", "append_record", "cache_mode", "notebook_parameters",
+           "pending_counts", "run_notebook_grid"]
+
+DRY_RUN_ENV = "COLLABLAB_DRY_RUN"
+RECORD_ENV = "COLLABLAB_RUN_RECORD"
 _PLAIN = (str, int, float, bool, type(None))
 _IPYTHON = {"In", "Out", "exit", "quit", "get_ipython"}
+#: run_grid options a notebook may have as parameters (passed on only when set).
+_ENGINE_PARAMS = {"engine": "local", "ray_address": None, "episodes_per_worker": 1}
+
+
+class DryRun(Exception):
+    """Raised instead of running a grid under ``COLLABLAB_DRY_RUN``; ``.plan`` is what would run."""
+
+    def __init__(self, plan: dict[str, Any]) -> None:
+        self.plan = plan
+        super().__init__(f"dry run: {plan['study']} would run {plan['n_pending']} of {plan['n_total']} "
+                         f"episodes into {plan['run_dir']} ({plan['n_done']} done)")
 
 
 def _plain(v: Any) -> bool:
@@ -39,16 +65,58 @@ def notebook_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
             if not k.startswith("_") and k not in _IPYTHON and _plain(v)}
 
 
+def cache_mode(P: Mapping[str, Any]) -> str:
+    """The effective LLM cache mode: ``P["llm_cache_mode"]``, else ``$COLLABLAB_LLM_CACHE_MODE``, else rw."""
+    return str(P.get("llm_cache_mode") or os.environ.get("COLLABLAB_LLM_CACHE_MODE") or "rw")
+
+
+def pending_counts(grid: list[dict[str, Any]], run_dir: str | Path,
+                   validate: Callable[[dict[str, Any]], Any] | None = None) -> dict[str, int]:
+    """``{"n_total", "n_done", "n_failed", "n_pending"}`` of ``grid`` in ``run_dir`` (read-only,
+    no lock; the grid is checked like :func:`.runner.run_grid` checks it). ``n_pending`` counts
+    what a run would execute, failed episodes included; ``n_failed`` how many of those failed before."""
+    keys = [episode_key(s) for s in normalize_specs(grid, validate)]
+    done = {r[KEY] for r in read_records(Path(run_dir) / EPISODES)}.intersection(keys)
+    failed = {r[KEY] for r in read_records(Path(run_dir) / FAILURES)}.intersection(keys) - done
+    return {"n_total": len(keys), "n_done": len(done), "n_failed": len(failed), "n_pending": len(keys) - len(done)}
+
+
+def append_record(path: str | Path, record: dict[str, Any]) -> None:
+    """Append ``record`` as one JSON line to ``path`` (the files of ``COLLABLAB_DRY_RUN``/``_RUN_RECORD``)."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(record, default=str) + "\n")
+
+
 def run_notebook_grid(grid: list[dict[str, Any]], *, fn: str, notebook: str, P: Mapping[str, Any],
-                      spec_defaults: Mapping[str, Any], validate: Callable[[dict[str, Any]], None]) -> tuple[Any, Any, str]:
+                      spec_defaults: Mapping[str, Any], validate: Callable[[dict[str, Any]], None],
+                      backend: str | None = None) -> tuple[Any, Any, str]:
     """Run (or resume) a notebook's grid of specs through :func:`.runner.run_grid`; returns
     ``(episodes, steps, run folder)``. The run id is ``P["run_id"]`` or one named by the specs,
-    the study function and the code fingerprint, so an edit of the code starts a fresh run;
-    ``P`` (with ``spec_defaults``) goes into the manifest. Failed units are reported (a rerun
-    retries them), never scored."""
+    the study function and the code fingerprint, so an edit of the code starts a fresh run; in
+    replay mode (:func:`cache_mode`) it ends in ``-replay``, so a replay executes every episode
+    again instead of resuming the run it replays. ``P`` (with ``spec_defaults``) goes into the
+    manifest; ``backend`` is the manifest's label (default ``P["backend"]``). ``P``'s
+    ``engine``/``ray_address``/``episodes_per_worker``, when the notebook has them, go to run_grid.
+    Failed units are reported (a rerun retries them), never scored."""
     run_id = P.get("run_id") or f"{default_run_id(grid, fn)}-{code_fingerprint()}"
-    res = run_grid(grid, fn=fn, study=notebook, run_id=run_id, out_root=outputs_dir(), workers=P["workers"],
-                   params={**P, "spec_defaults": dict(spec_defaults)}, backend=P["backend"], validate=validate)
+    if not P.get("run_id") and cache_mode(P) == "replay":
+        run_id += "-replay"
+    out_root = outputs_dir()
+    run_dir = out_root / notebook / run_id
+    if os.environ.get(DRY_RUN_ENV):
+        plan = {"study": notebook, "run_id": run_id, "run_dir": str(run_dir),
+                **pending_counts(grid, run_dir, validate)}
+        append_record(os.environ[DRY_RUN_ENV], plan)
+        raise DryRun(plan)
+    extra = {k: P[k] for k, default in _ENGINE_PARAMS.items() if P.get(k, default) not in (default, "")}
+    res = run_grid(grid, fn=fn, study=notebook, run_id=run_id, out_root=out_root, workers=P["workers"],
+                   params={**P, "spec_defaults": dict(spec_defaults)},
+                   backend=P["backend"] if backend is None else backend, validate=validate, **extra)
+    if os.environ.get(RECORD_ENV):
+        append_record(os.environ[RECORD_ENV], {
+            "study": notebook, "run_id": run_id, "run_dir": str(res.run_dir), "n_total": res.n_total,
+            "n_done": res.n_done, "n_failed": res.n_failed, "n_new": res.n_new, "n_skipped": res.n_skipped,
+            "wall_s": round(res.wall_s, 3), "endpoints": getattr(res, "endpoints", None)})
     if res.failures:
         print(f"{len(res.failures)} unit(s) failed (not scored; a rerun retries them), e.g. "
               f"{res.failures[0].get('error_type')}: {res.failures[0].get('error')}")

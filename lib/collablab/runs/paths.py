@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+__all__ = ["outputs_dir"]
+
 _REPO = Path(__file__).resolve().parents[3]
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
+__all__ = ["GROUP", "studies", "study_fn"]
+
 GROUP = "collablab.studies"
 
 

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+
+__all__ = ["EPISODES", "FAILURES", "INDEX", "KEY", "LOCK", "MANIFEST", "STEPS", "TIMINGS", "Appender", "RunLock",
+           "RunLockedError", "fsync_dir", "iter_lines", "lock_held", "read_records", "repair_jsonl", "write_atomic"]
 
 EPISODES = "episodes.jsonl"
 STEPS = "steps.jsonl"
@@ -164,6 +168,8 @@ class Appender:
 class RunLock:
     """An exclusive ``flock`` on ``<run_dir>/.lock``; the OS drops it when the process dies."""
 
+    PATIENCE_S = 0.5
+
     def __init__(self, run_dir: Path) -> None:
         self.path = run_dir / LOCK
         self._fd: int | None = None
@@ -174,9 +180,15 @@ class RunLock:
             import fcntl
         except ImportError:  # not POSIX: no lock, single-writer is the user's job
             return self
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        deadline = time.monotonic() + self.PATIENCE_S  # a status probe holds it for microseconds
+        while True:
+            try:
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() < deadline:
+                    time.sleep(0.02)
+                    continue
             holder = os.pread(self._fd, 64, 0).decode(errors="replace").strip() or "?"
             os.close(self._fd)
             self._fd = None
@@ -190,3 +202,24 @@ class RunLock:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def lock_held(run_dir: Path) -> bool:
+    """Whether a live process holds ``run_dir``'s lock (probed with a non-blocking shared
+    ``flock``, released at once; never creates the lock file)."""
+    try:
+        fd = os.open(Path(run_dir) / LOCK, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no locks
+        os.close(fd)
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops our probe lock
+    return False

@@ -43,5 +43,10 @@ def backends(s: Mapping[str, Any]) -> list[str]:
     return ["heuristic"]
 
 
-__all__ = ["DEFAULTS", "PROFILES", "HeuristicPolicy", "Profile", "backends", "check_spec", "get_profile",
+def endpoints(s: Mapping[str, Any]) -> list[Any]:
+    """The heuristic calls no model."""
+    return []
+
+
+__all__ = ["DEFAULTS", "PROFILES", "HeuristicPolicy", "Profile", "backends", "check_spec", "endpoints", "get_profile",
            "labels", "make_policies", "profiles_of"]

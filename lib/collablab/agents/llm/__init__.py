@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .policy import LLMPolicy, LLMSettings
-from .spec import (LLM_DEFAULTS, PROVIDERS, backend_label, check_endpoint_keys, check_llm_spec, endpoint_client,
-                   make_llm_policies, per_agent, provider_of)
+from .spec import (ENDPOINT_DEFAULTS, LLM_DEFAULTS, PROVIDERS, backend_label, check_endpoint_keys, check_llm_spec, endpoint_client,
+                   endpoint_spec, live, llm_endpoints, make_llm_policies, per_agent, provider_of)
 
 DEFAULTS = LLM_DEFAULTS
 check_spec = check_llm_spec
@@ -21,6 +21,11 @@ def labels(s: Mapping[str, Any]) -> dict[str, Any]:
     return {"profile": None, "model": s["model"], "llm_cache_mode": s["llm_cache_mode"] or default_cache_mode()}
 
 
+def endpoints(s: Mapping[str, Any]) -> list[Any]:
+    """The endpoints a spec calls over the network (none in replay mode)."""
+    return live(s, llm_endpoints(s))
+
+
 def backends(s: Mapping[str, Any]) -> list[str]:
     """``<provider>:<model>`` per agent endpoint."""
     n = s.get("n_agents", 1)
@@ -29,6 +34,7 @@ def backends(s: Mapping[str, Any]) -> list[str]:
                                                       per_agent(s.get("base_url"), n, "base_url"))]
 
 
-__all__ = ["DEFAULTS", "LLM_DEFAULTS", "PROVIDERS", "LLMPolicy", "LLMSettings", "backend_label", "backends",
-           "check_endpoint_keys", "check_llm_spec", "check_spec", "endpoint_client", "labels", "make_llm_policies", "make_policies", "per_agent",
+__all__ = ["DEFAULTS", "ENDPOINT_DEFAULTS", "LLM_DEFAULTS", "PROVIDERS", "LLMPolicy", "LLMSettings", "backend_label", "backends",
+           "check_endpoint_keys", "check_llm_spec", "check_spec", "endpoint_client", "endpoint_spec", "endpoints", "labels", "live",
+           "llm_endpoints", "make_llm_policies", "make_policies", "per_agent",
            "provider_of"]

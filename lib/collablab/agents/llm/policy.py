@@ -28,9 +28,12 @@ are grounded to simulator ids by :mod:`collablab.agents.grounding` (B.4).
 
 Every call goes through :class:`~collablab.llm.LLMClient` (cache, retries, concurrency
 bound). Its call id is logical and stable -- ``<task hash>/s<seed>/a<agent>/t<step>/<phase>/r<round>``
--- so replays from the cache do not depend on call order. A failed call or an unreadable
-reply becomes a recorded invalid action (``invalid_reply``), never an exception; only a
-cache miss in ``replay`` mode raises (it means the cache does not hold this run).
+-- so replays from the cache do not depend on call order. A reply that cannot be used (an
+empty one included) becomes a recorded invalid action (``invalid_reply``). A call that got no
+reply at all (server down past the client's outage wait, retries used up, key missing or
+rejected) raises :class:`~collablab.llm.EndpointError` out of the episode, which the run grid
+records as a failed episode that a rerun retries; a cache miss in ``replay`` mode raises too
+(it means the cache does not hold this run).
 """
 
 from __future__ import annotations
@@ -83,8 +86,7 @@ class _Call:
     record: dict[str, Any]
     text: str | None
     parsed: Any
-    error: str | None  # transport / model error
-    parse_error: str | None
+    parse_error: str | None  # why the reply cannot be used
     tokens_prompt: int
     tokens_completion: int
     latency_s: float
@@ -185,7 +187,7 @@ class LLMPolicy(Policy):
             if kind == "discuss" and not follow_up:
                 self.local_context = call.parsed["local_context"][:600]
         else:
-            note["error"] = call.error or call.parse_error
+            note["error"] = call.parse_error
             self.step_notes.setdefault("comm_errors", []).append(f"{kind} r{round}: {note['error']}"[:200])
         return Utterance(text, ready=ready, tokens_prompt=call.tokens_prompt,
                          tokens_completion=call.tokens_completion, latency_s=call.latency_s, note=_compact(note))
@@ -212,7 +214,7 @@ class LLMPolicy(Policy):
         note: dict[str, Any] = {"call": call.record}
         items = call.parsed
         if items is None:
-            note["error"] = call.error or call.parse_error
+            note["error"] = call.parse_error
         instructions, ignored = assignments_of(items, ctx.n_agents)
         missing = [a for a in range(ctx.n_agents) if a not in instructions]
         for a in missing:
@@ -256,9 +258,7 @@ class LLMPolicy(Policy):
         note: dict[str, Any] = {}
         tokens_p, tokens_c, latency = call.tokens_prompt, call.tokens_completion, call.latency_s
         sem: dict[str, Any] | None = None
-        if call.error is not None:
-            g = G.invalid(f"no reply: {call.error}", G.INVALID_REPLY)
-        elif call.parsed is None:
+        if call.parsed is None:
             g = G.invalid(f"unreadable reply: {call.parse_error}", G.INVALID_REPLY)
         else:
             sem, memory = call.parsed["action"], call.parsed["memory"]
@@ -312,7 +312,7 @@ class LLMPolicy(Policy):
         call = self._call("decode", prompt, [], "decode", parse_decoded)
         value = call.parsed
         if value is None:
-            return G.invalid(f"{why}; resolver: {call.error or call.parse_error}"), call
+            return G.invalid(f"{why}; resolver: {call.parse_error}"), call
         name = payload["action"]
         ids = [i for i in value["parameter_ids"] if isinstance(i, int) and not isinstance(i, bool)]
         by_id = {c.id: c for c in vis + held}
@@ -330,7 +330,8 @@ class LLMPolicy(Policy):
     def _call(self, phase: str, prompt: str, images: Sequence[Any], schema: str,
               parse: Parse, round: int = 0) -> _Call:
         """One logical call: ask, read the reply with ``parse``, re-ask (``max_reasks``) with the
-        reason when nothing usable came back. Each ask is its own cached request (``attempt``)."""
+        reason when nothing usable came back. Each ask is its own cached request (``attempt``).
+        :class:`~collablab.llm.EndpointError` (no reply) propagates."""
         s = self.settings
         call_id = f"{self.call_prefix}/t{self.step}/{phase}/r{round}"
         ctx = self.ctx
@@ -347,15 +348,13 @@ class LLMPolicy(Policy):
         tc = sum(a.usage.completion_tokens or 0 for a in res.asks)
         latency = res.latency_s
         caches = [a.cache for a in res.asks]
-        text, error, parsed, parse_error = res.text, res.error, res.parsed, res.parse_error
+        text, parsed, parse_error = res.text, res.parsed, res.parse_error
         rec: dict[str, Any] = {"id": call_id, "phase": phase, "cache": ",".join(caches), "asks": len(caches),
                                "tokens_prompt": tp, "tokens_completion": tc, "latency_s": round_(latency)}
-        if error:
-            rec["error"] = error[:300]
         if parse_error:
             rec["parse_error"] = parse_error[:300]
         self.calls.append(rec)
-        return _Call(rec, text, parsed, error, parse_error, tp, tc, latency)
+        return _Call(rec, text, parsed, parse_error, tp, tc, latency)
 
     def _output_format(self, name: str, schema: str) -> str:
         if self.settings.structured_mode == "none":

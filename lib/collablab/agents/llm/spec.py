@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
-from ...llm import CACHE_MODES, EndpointSpec, LLMClient, ResponseCache, check_key_env_name
+from ...llm import CACHE_MODES, EndpointSpec, LLMClient, ResponseCache, check_key_env_name, default_cache_mode
 from .policy import LLMPolicy, LLMSettings
+
+#: Endpoint keys every study with an LLM backend takes (docs/llm_backends.md, "Batch runs").
+ENDPOINT_DEFAULTS: dict[str, Any] = {
+    "llm_replicas": None,  # more base URLs serving the same model (list, or one string of space-separated URLs)
+    "llm_extra_body": None,  # dict sent as the request's extra_body (guided_json, chat_template_kwargs, ...)
+    "llm_outage_wait_s": 600.0,  # how long a call waits for a down server to answer again before the episode fails
+}
 
 #: Spec keys of policy "llm" (see docs/llm_backends.md). ``model``, ``base_url``, ``provider``,
 #: ``endpoint`` and ``api_key_env`` take "a,b,..." for one value per agent (mixed teams).
@@ -30,6 +37,7 @@ LLM_DEFAULTS: dict[str, Any] = {
     "llm_timeout_s": 120.0,  # per HTTP attempt
     "llm_max_attempts": 4,  # HTTP attempts per call (retries on 429/5xx/timeouts/connection errors)
     "llm_max_reasks": 1,  # re-asks (with the reason) after a reply with nothing usable in it
+    **ENDPOINT_DEFAULTS,
 }
 PROVIDERS = ("auto", "openai", "vllm", "llamacpp", "compat")
 _PER_AGENT = ("model", "base_url", "provider", "endpoint", "api_key_env")
@@ -58,20 +66,73 @@ def backend_label(provider: str | None, base_url: str | None, model: str) -> str
     return f"{provider_of(provider, base_url)}:{model}"
 
 
-def endpoint_client(s: Mapping[str, Any], model: str, base_url: str | None = None,
-                    cache: ResponseCache | None = None) -> LLMClient:
-    """A client of ``model`` at ``base_url`` (default: the spec's) with the spec's key
+def replicas_of(s: Mapping[str, Any]) -> tuple[str, ...]:
+    """The spec's ``llm_replicas`` as a tuple of base URLs (a string holds them space-separated)."""
+    r = s.get("llm_replicas")
+    if r is None:
+        return ()
+    if isinstance(r, str):
+        return tuple(r.split())
+    if isinstance(r, (list, tuple)) and all(isinstance(u, str) for u in r):
+        return tuple(r)
+    raise ValueError(f"llm_replicas: must be a list of base URLs or one string of space-separated URLs, got {r!r}")
+
+
+def endpoint_options(s: Mapping[str, Any]) -> dict[str, Any]:
+    """The :class:`EndpointSpec` fields a resolved spec sets (limits, replicas, extra_body, outage wait)."""
+    extra = s.get("llm_extra_body")
+    return dict(max_concurrency=int(s["llm_max_concurrency"]), timeout_s=float(s["llm_timeout_s"]),
+                max_attempts=int(s["llm_max_attempts"]), replicas=replicas_of(s),
+                outage_wait_s=float(s.get("llm_outage_wait_s", ENDPOINT_DEFAULTS["llm_outage_wait_s"])),
+                default_params={"extra_body": dict(extra)} if extra else {})
+
+
+def check_endpoint_options(s: Mapping[str, Any]) -> None:
+    """Reject bad ``llm_replicas``, ``llm_extra_body`` and ``llm_outage_wait_s`` (ValueError naming the key)."""
+    for url in replicas_of(s):
+        if not re.match(r"^https?://", url):
+            raise ValueError(f"llm_replicas: {url!r} must start with http:// or https://")
+    if replicas_of(s) and s["base_url"] is None:
+        raise ValueError("llm_replicas: need base_url (replicas are more servers of the base_url's model)")
+    extra = s.get("llm_extra_body")
+    if extra is not None and not (isinstance(extra, Mapping) and all(isinstance(k, str) for k in extra)):
+        raise ValueError(f"llm_extra_body: must be a mapping of request fields (e.g. {{'guided_json': {{...}}}}) "
+                         f"or None, got {extra!r}")
+    v = s.get("llm_outage_wait_s", 0.0)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+        raise ValueError(f"llm_outage_wait_s: must be a number of seconds >= 0, got {v!r}")
+
+
+def endpoint_spec(s: Mapping[str, Any], model: str, base_url: str | None = None) -> EndpointSpec:
+    """The endpoint of ``model`` at ``base_url`` (default: the spec's) with the spec's key
     (``api_key_env``, ``OPENAI_API_KEY`` for OpenAI itself) and limits (``llm_max_concurrency``,
-    ``llm_timeout_s``, ``llm_max_attempts``), through ``cache`` (default: the spec's ``llm_cache`` and
-    ``llm_cache_mode``)."""
+    ``llm_timeout_s``, ``llm_max_attempts``); its alias is the backend label."""
     url = s["base_url"] if base_url is None else base_url
     env = s["api_key_env"]
     if env is None and provider_of(s["provider"], url) == "openai":
         env = "OPENAI_API_KEY"
-    return LLMClient(EndpointSpec(alias=backend_label(s["provider"], url, model), model=model, base_url=url,
-                                  api_key_env=env, max_concurrency=int(s["llm_max_concurrency"]),
-                                  timeout_s=float(s["llm_timeout_s"]), max_attempts=int(s["llm_max_attempts"])),
+    opts = endpoint_options(s)
+    if url != s["base_url"]:  # another server (e.g. a judge's): the spec's replicas are not its replicas
+        opts["replicas"] = ()
+    return EndpointSpec(alias=backend_label(s["provider"], url, model), model=model, base_url=url,
+                        api_key_env=env, **opts)
+
+
+def endpoint_client(s: Mapping[str, Any], model: str, base_url: str | None = None,
+                    cache: ResponseCache | None = None) -> LLMClient:
+    """A client of :func:`endpoint_spec` through ``cache`` (default: the spec's ``llm_cache`` and
+    ``llm_cache_mode``)."""
+    return LLMClient(endpoint_spec(s, model, base_url),
                      cache if cache is not None else ResponseCache(s["llm_cache"], s["llm_cache_mode"]))
+
+
+def live(s: Mapping[str, Any], endpoints: Iterable[EndpointSpec]) -> list[EndpointSpec]:
+    """The distinct ``endpoints`` (by alias) a resolved spec will call over the network: none when
+    its cache mode (``llm_cache_mode``, else ``$COLLABLAB_LLM_CACHE_MODE``) is ``replay``, where every
+    reply comes from the cache. The run grid checks these before its first episode."""
+    if (s["llm_cache_mode"] or default_cache_mode()) == "replay":
+        return []
+    return list({e.alias: e for e in endpoints}.values())
 
 
 def check_endpoint_keys(s: Mapping[str, Any]) -> None:
@@ -92,6 +153,7 @@ def check_endpoint_keys(s: Mapping[str, Any]) -> None:
     v = s["llm_timeout_s"]
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
         raise ValueError(f"llm_timeout_s: must be a positive number, got {v!r}")
+    check_endpoint_options(s)
 
 
 def check_llm_spec(s: Mapping[str, Any]) -> None:
@@ -129,30 +191,40 @@ def check_llm_spec(s: Mapping[str, Any]) -> None:
         raise ValueError(f"llm_timeout_s: must be a positive number, got {v!r}")
     if not isinstance(s["multimodal"], bool):
         raise ValueError(f"multimodal: must be true or false, got {s['multimodal']!r}")
+    check_endpoint_options(s)
+    if replicas_of(s) and len(set(zip(*(per_agent(s[k], n, k) for k in _PER_AGENT)))) > 1:
+        raise ValueError("llm_replicas: replicas need one endpoint for the whole team (the agents name different ones)")
     LLMSettings(structured_mode=s["structured_mode"], grounding=s["grounding"])  # raises naming the key
 
 
-def make_llm_policies(s: Mapping[str, Any]) -> list[LLMPolicy]:
-    """One :class:`LLMPolicy` per agent from a resolved spec; clients of one alias share a bound."""
+def llm_endpoints(s: Mapping[str, Any]) -> list[EndpointSpec]:
+    """One :class:`EndpointSpec` per agent of a resolved spec with policy ``llm`` (mixed teams: the
+    per-agent ``model``, ``base_url``, ``provider``, ``endpoint`` alias and ``api_key_env``)."""
     n = s["n_agents"]
+    cols = {k: per_agent(s[k], n, k) for k in _PER_AGENT}
+    out = []
+    for a in range(n):
+        model, url, prov, alias, env = (cols[k][a] for k in _PER_AGENT)
+        if env is None and provider_of(prov, url) == "openai":
+            env = "OPENAI_API_KEY"
+        out.append(EndpointSpec(alias=alias or backend_label(prov, url, model), model=model, base_url=url,
+                                api_key_env=env, structured_mode=s["structured_mode"], **endpoint_options(s)))
+    return out
+
+
+def make_llm_policies(s: Mapping[str, Any]) -> list[LLMPolicy]:
+    """One :class:`LLMPolicy` per agent from a resolved spec; clients of one endpoint share a bound."""
     cache = ResponseCache(s["llm_cache"], s["llm_cache_mode"])
     settings = LLMSettings(temperature=float(s["temperature"]), max_tokens=int(s["max_tokens"]),
                            structured_mode=s["structured_mode"], multimodal=bool(s["multimodal"]),
                            grounding=s["grounding"], max_reasks=int(s["llm_max_reasks"]))
-    cols = {k: per_agent(s[k], n, k) for k in _PER_AGENT}
+    labels = [backend_label(p, u, m) for p, u, m in zip(*(per_agent(s[k], s["n_agents"], k)
+                                                          for k in ("provider", "base_url", "model")))]
     clients: dict[tuple, LLMClient] = {}
     out = []
-    for a in range(n):
-        model, url, prov, alias, env = (cols[k][a] for k in _PER_AGENT)
-        label = backend_label(prov, url, model)
-        if env is None and provider_of(prov, url) == "openai":
-            env = "OPENAI_API_KEY"
-        key = (alias or label, model, url, env)
+    for spec, label in zip(llm_endpoints(s), labels):
+        key = (spec.alias, spec.model, spec.base_url, spec.api_key_env)
         if key not in clients:
-            spec = EndpointSpec(alias=alias or label, model=model, base_url=url, api_key_env=env,
-                                max_concurrency=int(s["llm_max_concurrency"]), timeout_s=float(s["llm_timeout_s"]),
-                                max_attempts=int(s["llm_max_attempts"]),
-                                structured_mode=s["structured_mode"])
             clients[key] = LLMClient(spec, cache)
         out.append(LLMPolicy(clients[key], settings, label=label))
     return out

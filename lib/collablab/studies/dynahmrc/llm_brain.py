@@ -44,9 +44,10 @@ Decisions the paper leaves open (ours):
 
 Replies are read by section headers (``Thoughts:``, ``Contents:`` ...; markdown bold, numbering and a
 ``<think>`` block are tolerated). A reply that cannot be used gives ``Reply(invalid=why)``, never an
-exception; a failure that is not the model's (server down, missing key, HTTP errors after the
-client's retries) raises :class:`BrainError` (the unit fails and a rerun retries it). An empty reply
-counts as the model's (invalid). Tokens are the server's ``usage``.
+exception; an empty reply is the model's too (invalid). A call that got no reply (server down past
+the client's outage wait, missing key, HTTP errors after the client's retries) raises the floor's
+:class:`~collablab.llm.EndpointError` (the unit fails and a rerun retries it), also for a client that
+returns a result with ``error`` set instead of raising. Tokens are the server's ``usage``.
 
 Call ids are logical: ``<namespace><episode>/<robot>/<call>/s<step>`` (``/r<round>`` for votes),
 ``episode`` from ``ctx.extra["episode"]``.
@@ -86,7 +87,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ...llm import LLMClient, LLMResult
+from ...llm import EndpointError, LLMClient, LLMResult
 from .actions import ActionError, format_action, parse_action
 from .brain import Context, Plan, Reply
 from .layout import MOVE_LIMIT_M
@@ -134,8 +135,8 @@ _HEADERS: dict[str, str] = {
 
 
 class BrainError(RuntimeError):
-    """A call failed for a reason that is not the model's answer (server down, missing key, retries
-    exhausted): raised, never recorded as an action."""
+    """A reasoning step could not be produced for a reason other than the model's answer (used by
+    :mod:`~.training`); a call without a reply raises :class:`~collablab.llm.EndpointError`."""
 
 
 # -- prompt text -------------------------------------------------------------------------------
@@ -665,14 +666,15 @@ class LLMBrain:
 
     def reply_of(self, result: LLMResult, stage: str, ctx: Context, *,
                  candidates: Sequence[str] | None = None) -> Reply:
-        """The Reply of a finished call; :class:`BrainError` when it failed for a reason that is not
-        the model's."""
+        """The Reply of a finished call (an empty reply: ``invalid``); a result with ``error`` set
+        (a client that does not raise) raises :class:`~collablab.llm.EndpointError`."""
         u = result.usage
         tokens = {"tokens_in": int(u.prompt_tokens or 0), "tokens_out": int(u.completion_tokens or 0)}
         if result.error is not None:
-            if result.error.startswith("empty reply"):
-                return Reply("", invalid=f"the model gave an empty reply ({result.error})", **tokens)
-            raise BrainError(f"{result.call_id} on {self.label}: {result.error}")
+            raise EndpointError(result) from None
+        if not (result.text or "").strip():
+            return Reply("", invalid=f"the model gave an empty reply (finish_reason={result.finish_reason})",
+                         **tokens)
         reply = read_reply(stage, result.text or "", ctx, candidates=candidates)
         reply.tokens_in, reply.tokens_out = tokens["tokens_in"], tokens["tokens_out"]
         if reply.invalid and result.finish_reason == "length":
@@ -724,14 +726,15 @@ class LLMBrain:
         return kw
 
     def team_reply_of(self, result: LLMResult, ctxs: Sequence[Context]) -> Reply:
-        """The Reply of a finished centralized call; :class:`BrainError` when it failed for a reason
-        that is not the model's."""
+        """The Reply of a finished centralized call (an empty reply: ``invalid``); a result with
+        ``error`` set raises :class:`~collablab.llm.EndpointError`."""
         u = result.usage
         tokens = {"tokens_in": int(u.prompt_tokens or 0), "tokens_out": int(u.completion_tokens or 0)}
         if result.error is not None:
-            if result.error.startswith("empty reply"):
-                return Reply("", invalid=f"the model gave an empty reply ({result.error})", **tokens)
-            raise BrainError(f"{result.call_id} on {self.label}: {result.error}")
+            raise EndpointError(result) from None
+        if not (result.text or "").strip():
+            return Reply("", invalid=f"the model gave an empty reply (finish_reason={result.finish_reason})",
+                         **tokens)
         reply = read_team_reply(result.text or "", ctxs)
         reply.tokens_in, reply.tokens_out = tokens["tokens_in"], tokens["tokens_out"]
         if reply.invalid and result.finish_reason == "length":

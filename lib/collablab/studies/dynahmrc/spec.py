@@ -29,7 +29,7 @@ import functools
 from dataclasses import replace
 from typing import Any, Callable
 
-from ...agents.llm import backend_label, check_endpoint_keys, endpoint_client
+from ...agents.llm import ENDPOINT_DEFAULTS, backend_label, check_endpoint_keys, endpoint_client, endpoint_spec, live
 from ...runs.spec_checks import check_choice, check_int, with_defaults
 from .brain import Brain, Context, Reply
 from .difficulty import LEVELS
@@ -63,7 +63,7 @@ DEFAULTS: dict[str, Any] = {
     "model": None, "base_url": None, "provider": "auto", "api_key_env": None,
     "llm_cache": None, "llm_cache_mode": None,
     "temperature": 0.5, "max_tokens": 512,
-    "llm_max_concurrency": 2, "llm_timeout_s": 600.0, "llm_max_attempts": 4,
+    "llm_max_concurrency": 2, "llm_timeout_s": 600.0, "llm_max_attempts": 4, **ENDPOINT_DEFAULTS,
     "max_steps": None,  # None: the task's step cap (20 / 30 / 50; 30 with a variation)
     "seed": 0, "run": 0,
 }
@@ -140,6 +140,13 @@ def make_world(task: Task) -> RobotWorld:
 
 def _seed(s: dict[str, Any]) -> int:
     return s["seed"] * 1000 + s["instance"] + 7919 * s["run"]
+
+
+def endpoints(spec: dict[str, Any]) -> list[Any]:
+    """The model endpoint a spec calls (none offline, for the search baselines without an LLM
+    prior, or in replay mode), checked by the run grid before its first unit."""
+    s = resolve(spec)
+    return [] if s["backend"] == "heuristic" else live(s, [endpoint_spec(s, s["model"])])
 
 
 def brain_maker(s: dict[str, Any]) -> Callable[[str, str], Brain]:

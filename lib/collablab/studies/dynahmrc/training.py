@@ -115,8 +115,9 @@ def _clean_reasoning(text: str) -> str:
 def llm_reasoner(client: LLMClient, *, temperature: float = 0.0, max_tokens: int = 1024,
                  namespace: str = "dynahmrc-reasoning/") -> Reasoner:
     """A :data:`Reasoner` on a model (the paper's GPT-4o step): one call per decision, its id
-    ``<namespace><hash of prompts and action>``. A failed call, or an empty reply, raises
-    :class:`~.llm_brain.BrainError`."""
+    ``<namespace><hash of prompts and action>``. A call that gets no reply raises the client's
+    ``EndpointError``; an empty reply (or a result carrying an error, from a client that does not
+    raise) raises :class:`~.llm_brain.BrainError`."""
     ns = namespace if not namespace or namespace.endswith("/") else namespace + "/"
 
     def reason(messages: list[dict[str, str]], action: str) -> str:

@@ -27,9 +27,9 @@ from .llm_backend import BackendError, LLMBackend
 from .methods import METHODS, MethodConfig
 from .offline import HeuristicBackend
 from .conformance import conformance_cases
-from .spec import DEFAULTS, RECORD_SCHEMA, TASK_ORDER, is_invalid, resolve, run_spec, sabotage, trajectories_of, validate
+from .spec import DEFAULTS, RECORD_SCHEMA, endpoints, TASK_ORDER, is_invalid, resolve, run_spec, sabotage, trajectories_of, validate
 from .tasks import TASKS
 
 __all__ = ["DEFAULTS", "RECORD_SCHEMA", "TASK_ORDER", "conformance_cases", "is_invalid", "resolve", "run_spec",
-           "sabotage", "trajectories_of", "validate", "parameters", "METHODS", "TASKS", "BackendError", "HeuristicBackend", "LLMBackend", "MethodConfig", "episodes", "llm_backend",
+           "sabotage", "trajectories_of", "validate", "endpoints", "parameters", "METHODS", "TASKS", "BackendError", "HeuristicBackend", "LLMBackend", "MethodConfig", "episodes", "llm_backend",
            "methods", "play_episode", "metrics", "offline", "roles", "tasks", "trajectory"]

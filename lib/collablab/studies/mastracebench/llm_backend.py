@@ -14,13 +14,14 @@ run 2, ...) sample afresh instead of replaying run 0; the records keep the logic
 ``max_tokens`` caps every reply; ``response_format`` (default None: not sent) is passed to the
 API as it is, e.g. ``{"type": "json_object"}`` for llama.cpp's server, which then constrains
 every reply to one JSON object (what the tasks' parsers and the role formats read). It is part
-of the cache key. (An ``EndpointSpec.default_params`` entry for it would not apply: the client
-sends its own ``response_format`` argument, None, over the default.)
+of the cache key. (With the default None, an ``EndpointSpec.default_params`` entry applies.)
 
-Failures are kept apart by whose they are. A reply the model gave, however bad, is returned
-as text, and the method records it as an invalid proposal. A failure that is not the model's
-(server down, missing key, timeout after retries) raises :class:`BackendError`; the run grid
-then records a failed unit that a rerun retries, never a silently scored result.
+Failures are kept apart by whose they are. A reply the model gave, however bad (an empty one
+included), is returned as text, and the method records it as an invalid proposal. A call that
+got no reply (server down past the client's outage wait, missing key, timeout after retries)
+raises the floor's :class:`~collablab.llm.EndpointError` (:data:`BackendError` is that class),
+also for a client that returns a result with ``error`` set; the run grid then records a failed
+unit that a rerun retries, never a silently scored result.
 """
 
 from __future__ import annotations
@@ -29,14 +30,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...llm import LLMClient
+from ...llm import EndpointError, LLMClient
 from .roles import Reply, Request
 
 __all__ = ["BackendError", "LLMBackend"]
 
-
-class BackendError(RuntimeError):
-    """A call failed for a reason that is not the model's answer (server, network, key)."""
+#: A call got no reply (server, network, key): the floor's EndpointError.
+BackendError = EndpointError
 
 
 @dataclass
@@ -67,7 +67,7 @@ class LLMBackend:
         return self.clients[model]
 
     def answer(self, request: Request) -> Reply:
-        """Send the request's prompt; a transport failure raises :class:`BackendError`."""
+        """Send the request's prompt; a call without a reply raises :class:`~collablab.llm.EndpointError`."""
         if not request.call_id:
             raise ValueError("call_id: a request to a model needs its logical call id (trajectory.make_call_id)")
         client = self._client_for(request)
@@ -77,6 +77,6 @@ class LLMBackend:
                                        temperature=temperature, max_tokens=self.max_tokens,
                                        response_format=self.response_format, extra_params=self.extra_params)
         if result.error is not None:
-            raise BackendError(f"{request.call_id}: {result.error}")
+            raise EndpointError(result) from None
         usage = result.usage
         return Reply(result.text or "", int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0))

@@ -45,7 +45,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ...agents.llm import backend_label, check_endpoint_keys, endpoint_client, per_agent, provider_of
+from ...agents.llm import ENDPOINT_DEFAULTS, backend_label, check_endpoint_keys, endpoint_client, endpoint_spec, live, per_agent, provider_of
 from ...llm import ResponseCache
 from ...runs.spec_checks import check_choice, check_int, with_defaults
 from . import episodes as EP
@@ -100,6 +100,7 @@ DEFAULTS: dict[str, Any] = {
     "llm_max_concurrency": 4,
     "llm_timeout_s": 600.0,
     "llm_max_attempts": 4,
+    **ENDPOINT_DEFAULTS,  # llm: llm_replicas, llm_extra_body, llm_outage_wait_s
     "judge_model": None,  # OptionGen: the LLM judge's model (None: the backbone; the heuristic: the rule judge)
     "judge_base_url": None,  # OptionGen: the judge's endpoint (None: base_url)
 }
@@ -216,6 +217,19 @@ def _thinking(s: dict[str, Any]) -> dict[str, Any] | None:
 
 def _cache(s: dict[str, Any]) -> ResponseCache:
     return ResponseCache(s["llm_cache"], s["llm_cache_mode"])
+
+
+def endpoints(spec: dict[str, Any]) -> list[Any]:
+    """The model endpoints a spec calls: the backbone, the method's other models and the OptionGen
+    judge (none offline or in replay mode), checked by the run grid before its first unit."""
+    s = resolve(spec)
+    if s["backend"] == "heuristic":
+        return []
+    models = [s["model"], *sorted(set(method_config(s).models.values()))]
+    out = [endpoint_spec(s, m, s["base_url"]) for m in models]
+    if s["task"] == "option_gen" and s["judge_model"]:
+        out.append(endpoint_spec(s, s["judge_model"], s["judge_base_url"] or s["base_url"]))
+    return live(s, out)
 
 
 def make_backend(s: dict[str, Any]) -> Backend:

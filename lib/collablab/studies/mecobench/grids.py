@@ -8,9 +8,7 @@ from typing import Any, Iterable, Sequence
 import pandas as pd
 
 from ...protocols import PROTOCOLS
-from ...runs import canonical_json, default_run_id, expand_grid, load_run, run_grid
-from ...runs.fingerprint import code_fingerprint
-from ...runs.paths import outputs_dir
+from ...runs import canonical_json, expand_grid, run_notebook_grid
 from ...world.household import check_n_agents
 from .spec import DEFAULTS, POLICY_NAMES, backends, resolve, tasks_of, validate
 
@@ -24,11 +22,11 @@ def task_ids(structure: str, n_tasks: int, suite_seed: int = 0, source: str = "s
     if structure not in ("parallel", "sequential"):
         raise ValueError(f"structure: {structure!r} is not allowed; allowed: parallel, sequential")
     tasks = [t for t in tasks_of(source, suite_seed).values() if t.structure == structure]
-    if not isinstance(n_tasks, int) or n_tasks < 1:
-        raise ValueError(f"n_tasks: must be an integer >= 1, got {n_tasks!r}")
-    n = min(n_tasks, len(tasks))
-    step = len(tasks) / n
-    return [tasks[int(i * step)].task_id for i in range(n)]
+    if isinstance(n_tasks, bool) or not isinstance(n_tasks, int) or not 1 <= n_tasks <= len(tasks):
+        raise ValueError(f"n_tasks: must be an integer from 1 to {len(tasks)} (the {structure} tasks of "
+                         f"{source}), got {n_tasks!r}")
+    step = len(tasks) / n_tasks
+    return [tasks[int(i * step)].task_id for i in range(n_tasks)]
 
 
 def team_spec(backend: str, profile: str = "medium", model: str = "", base_url: str = "", provider: str = "auto",
@@ -80,16 +78,13 @@ def _fits(spec: dict[str, Any]) -> bool:
 
 
 def run(study: str, specs: Sequence[dict[str, Any]], params: dict[str, Any], workers: int = 2,
-        run_id: str | None = None, progress: bool = True) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """Run (or resume) a grid; return (episodes, steps, run folder). Repeated specs run once."""
+        run_id: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Run (or resume) a notebook's grid through :func:`collablab.runs.run_notebook_grid` (dry runs,
+    replay folders and the CLI's run records included); return (episodes, steps, run folder).
+    Repeated specs run once."""
     unique = list({canonical_json(s): s for s in reversed(list(specs))}.values())[::-1]
-    # the default folder changes with the code, so a resumed run never mixes results of two versions
-    run_id = run_id or f"{default_run_id(unique, FN)}-{code_fingerprint()}"
-    res = run_grid(unique, fn=FN, study=study, run_id=run_id, out_root=outputs_dir(), workers=workers,
-                   progress=progress, params={**params, "spec_defaults": DEFAULTS},
-                   backend=backend_of(specs), validate=validate)
-    episodes, steps = load_run(res.run_dir)
-    return episodes, steps, str(res.run_dir)
+    return run_notebook_grid(unique, fn=FN, notebook=study, P={**params, "workers": workers, "run_id": run_id},
+                             spec_defaults=DEFAULTS, validate=validate, backend=backend_of(specs))
 
 
 def backend_of(specs: Sequence[dict[str, Any]]) -> str:

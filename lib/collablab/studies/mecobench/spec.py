@@ -21,7 +21,7 @@ from typing import Any
 from ...agents import POLICIES, policy_kind
 from ...protocols import EmbodiedTeam, Team, make_protocol, protocol_class
 from ...runs.paths import outputs_dir
-from ...runs.spec_checks import with_defaults
+from ...runs.spec_checks import check_int, with_defaults
 from .episode import EpisodeConfig, check_config, run_episode
 from .oracle import OracleTeam
 from .suite import load_suite
@@ -63,6 +63,8 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     s = with_defaults(spec, DEFAULTS)
     if s["task_id"] is None:
         raise ValueError("spec: task_id is required")
+    for key, low, none in (("n_agents", 1, False), ("seed", 0, False), ("suite_seed", 0, False), ("budget", 1, True)):
+        check_int(s, key, low, allow_none=none)
     if s["policy"] not in POLICY_NAMES:
         raise ValueError(f"policy: {s['policy']!r} is not allowed; allowed: {', '.join(POLICY_NAMES)}")
     protocol_class(s["protocol"])
@@ -115,6 +117,13 @@ def make_team(s: dict[str, Any]) -> Team:
 def backends(s: dict[str, Any]) -> list[str]:
     """The backend labels a resolved spec's records carry (``heuristic``, ``oracle``, ``vllm:...``)."""
     return policy_kind(s["policy"]).backends(s) if s["policy"] in POLICIES else [s["policy"]]
+
+
+def endpoints(spec: dict[str, Any]) -> list[Any]:
+    """The model endpoints a spec's team calls (none offline or in replay mode): the run grid checks
+    them (key, server, model served) before its first episode."""
+    s = resolve(spec)
+    return policy_kind(s["policy"]).endpoints(s) if s["policy"] in POLICIES else []
 
 
 def episode_id(s: dict[str, Any]) -> str:

@@ -26,8 +26,8 @@ from . import calls, episode, evaluation, llm_planner, metrics, offline, predict
 from .conformance import conformance_cases
 from .episode import Channels, run_episode
 from .offline import OfflinePlanner, OfflineProfile
-from .spec import DEFAULTS, RECORD_SCHEMA, is_invalid, resolve, run_spec, sabotage, validate
+from .spec import DEFAULTS, RECORD_SCHEMA, endpoints, is_invalid, resolve, run_spec, sabotage, validate
 
 __all__ = ["Channels", "DEFAULTS", "OfflinePlanner", "OfflineProfile", "RECORD_SCHEMA", "calls", "conformance_cases",
            "episode", "evaluation", "is_invalid", "llm_planner", "metrics", "offline", "parameters", "prediction",
-           "resolve", "run_episode", "run_spec", "sabotage", "skills", "tasks", "validate", "world"]
+           "resolve", "run_episode", "run_spec", "sabotage", "skills", "tasks", "validate", "endpoints", "world"]

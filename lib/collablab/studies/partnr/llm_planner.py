@@ -37,9 +37,12 @@ are read the same way in every mode (the reply is the model's answer, never reje
 entities): :func:`~.calls.find_call` over the agent's tools (the JSON ``action`` is read as the
 same call); a reply without a valid call is a :class:`~.episode.Decision` with ``call=None``
 and ``error`` set, which the episode records as an invalid action. An entity absent from the
-agent's graph (possible without a constraint) is passed on: the skills record the failure.
-A failure that is not the model's (server down, missing key, retries exhausted) raises
-:class:`PlannerError`; a miss in ``replay`` cache mode raises the floor's ``CacheMiss``.
+agent's graph (possible without a constraint) is passed on: the skills record the failure; an
+empty reply is the model's too (``call=None``, ``error`` set). A call that got no reply (server
+down past the client's outage wait, missing key, retries exhausted) raises the floor's
+:class:`~collablab.llm.EndpointError` (:data:`PlannerError` is that class), also for a client
+that returns a result with ``error`` set; a miss in ``replay`` cache mode raises the floor's
+``CacheMiss``.
 
 Call ids are logical, ``<namespace><episode_id>/agent<a>/step<t>/c<len(history)>`` (one per
 planning cycle: every cycle adds one history entry), so replay does not depend on timing.
@@ -53,7 +56,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...llm import LLMClient, find_json, response_format_for
+from ...llm import EndpointError, LLMClient, find_json, response_format_for
 from .calls import STOP_WORD, TOOLS, ToolCall, find_call, mask_id, parse_call
 from .episode import ROLES, Decision, Observation
 from .skills import ROLE_TOOLS
@@ -87,10 +90,9 @@ _STATE_WORDS = {"is_clean": ("clean", "dirty"), "is_filled": ("filled", "empty")
                 "is_powered_on": ("powered on", "powered off")}
 
 
-class PlannerError(RuntimeError):
-    """A planning call failed for a reason that is not the model's answer (server down, missing
-    key, retries exhausted): raised, never recorded as an action; the unit fails and a rerun
-    retries it."""
+#: A planning call got no reply (server down, missing key, retries exhausted): raised, never
+#: recorded as an action; the unit fails and a rerun retries it. The floor's EndpointError.
+PlannerError = EndpointError
 
 
 # -- prompt text -------------------------------------------------------------------------------
@@ -489,18 +491,19 @@ class LLMPlanner:
 
     def decide(self, obs: Observation) -> Decision:
         """One planning cycle: the model's reply read into a Decision (``call=None`` with ``error``
-        when it holds no valid call, an empty reply included); a transport failure raises
-        :class:`PlannerError`."""
+        when it holds no valid call, an empty reply included); a call without a reply raises
+        :class:`~collablab.llm.EndpointError`."""
         kw = self.request(obs)
         messages = kw.pop("messages")
         result = self.client.chat_sync(messages, **kw)
         usage = result.usage
         tokens = int(usage.total_tokens or (usage.prompt_tokens or 0) + (usage.completion_tokens or 0))
         if result.error is not None:
-            if result.error.startswith("empty reply"):
-                return Decision(None, error=f"the model gave an empty reply ({result.error})", tokens=tokens)
-            raise PlannerError(f"{kw['call_id']} on {self.label}: {result.error}")
+            raise EndpointError(result) from None
         reply = result.text or ""
+        if not reply.strip():
+            return Decision(None, error=f"the model gave an empty reply (finish_reason={result.finish_reason})",
+                            tokens=tokens)
         partner_tools = _partner(obs)[2]
         read = _read_json if self.mode == "json_schema" else _read_react
         call, thought, prediction, error = read(reply, obs.tools, partner_tools)

@@ -30,7 +30,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ...agents.llm import backend_label, check_endpoint_keys, endpoint_client, per_agent, provider_of
+from ...agents.llm import ENDPOINT_DEFAULTS, backend_label, check_endpoint_keys, endpoint_client, endpoint_spec, live, per_agent, provider_of
 from ...runs.spec_checks import check_choice, check_int, with_defaults
 from .calls import ToolCall
 from .episode import Channels, Decision, Observation, Planner, run_episode
@@ -65,7 +65,7 @@ DEFAULTS: dict[str, Any] = {
     "base_url": None, "provider": "auto", "api_key_env": None,
     "llm_cache": None, "llm_cache_mode": None,
     "temperature": 0.0, "max_tokens": 256, "constrained": "auto",
-    "llm_max_concurrency": 2, "llm_timeout_s": 600.0, "llm_max_attempts": 4,
+    "llm_max_concurrency": 2, "llm_timeout_s": 600.0, "llm_max_attempts": 4, **ENDPOINT_DEFAULTS,
     "max_cycles": 50, "max_steps": 20_000,
     "seed": 0, "run": 0,
 }
@@ -150,6 +150,17 @@ def validate(spec: dict[str, Any]) -> None:
     task_of(resolve(spec))
 
 
+def _models(s: dict[str, Any]) -> list[str]:
+    return [m.strip() for m in per_agent(s["models"], 2, "models")] if s["models"] else [s["model"]] * 2
+
+
+def endpoints(spec: dict[str, Any]) -> list[Any]:
+    """The model endpoints a spec calls (none offline or in replay mode), checked by the run grid
+    before its first unit."""
+    s = resolve(spec)
+    return [] if s["backend"] == "heuristic" else live(s, [endpoint_spec(s, m) for m in _models(s)])
+
+
 def make_planners(s: dict[str, Any]) -> list[Planner]:
     """Robot and human planners of a resolved spec."""
     if s["backend"] == "heuristic":
@@ -159,7 +170,7 @@ def make_planners(s: dict[str, Any]) -> list[Planner]:
                 for a, n in enumerate(names)]
     from .llm_planner import LLMPlanner
 
-    models = [m.strip() for m in per_agent(s["models"], 2, "models")] if s["models"] else [s["model"]] * 2
+    models = _models(s)
     provider = provider_of(s["provider"], s["base_url"])
     return [LLMPlanner(endpoint_client(s, m), constrained=s["constrained"], provider=provider,
                        temperature=float(s["temperature"]), max_tokens=int(s["max_tokens"]),

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ....llm import EndpointError
 from .base import json_values
 from .race import LETTERS, OptionGenItem
 
@@ -106,9 +107,9 @@ DISTRACTOR_ANCHORS: tuple[tuple[int, int, str], ...] = (
 )
 
 
-class JudgeError(RuntimeError):
-    """A judge (or rubric) call failed for a reason that is not the model's answer (server,
-    network, key); the proposal is not scored."""
+#: A judge (or rubric) call got no reply (server, network, key): the floor's EndpointError, raised by
+#: the client; the proposal is not scored and the unit fails (a rerun retries it).
+JudgeError = EndpointError
 
 
 # --- proposals (what a judge scores) -------------------------------------------------------------
@@ -333,8 +334,6 @@ class LLMRubricBuilder:
         cid = f"mastracebench/option_gen/rubric/{item.id}"
         result = self.client.chat_sync(rubric_prompt(item), call_id=cid, sample_index=0,
                                        temperature=JUDGE_TEMPERATURE, max_tokens=self.max_tokens)
-        if result.error is not None:
-            raise JudgeError(f"{cid}: {result.error}")
         for obj in reversed(json_values(result.text or "")):
             if isinstance(obj, Mapping):
                 c, d = _rubric_text(obj.get("correct_rubric")), _rubric_text(obj.get("distractor_rubric"))
@@ -607,8 +606,6 @@ class LLMJudge:
         prompt = judge_prompt(item, self.rubrics.get(item), proposal)  # type: ignore[union-attr]
         result = self.client.chat_sync(prompt, call_id=call_id, sample_index=0,
                                        temperature=JUDGE_TEMPERATURE, max_tokens=self.max_tokens)
-        if result.error is not None:
-            raise JudgeError(f"{call_id}: {result.error}")
         tin, tout = int(result.usage.prompt_tokens or 0), int(result.usage.completion_tokens or 0)
         got = parse_judge_reply(result.text or "")
         if isinstance(got, str):
