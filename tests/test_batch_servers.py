@@ -181,3 +181,25 @@ def test_a_bad_endpoint_stops_the_grid_before_any_episode_naming_the_parameter(t
     assert re.search(message, err), err
     assert not (tmp_path / "out" / "mecobench" / "r" / "episodes.jsonl").exists() or \
         not (tmp_path / "out" / "mecobench" / "r" / "episodes.jsonl").read_text()
+
+
+def test_the_preflight_waits_for_a_server_that_is_still_starting(tmp_path):
+    import threading
+
+    from collablab.llm.fake_server import FakeOpenAIServer
+    from collablab.runs import run_grid
+
+    port = free_port()
+    spec = {"task_id": "cl000-p", "policy": "llm", "model": "fake-model", "base_url": f"http://127.0.0.1:{port}/v1",
+            "n_agents": 1, "budget": 2, "llm_cache": str(tmp_path / "c.sqlite")}
+    with pytest.raises(ValueError, match=r"^base_url: .* does not answer"):
+        run_grid([spec], study="mecobench", out_root=tmp_path, workers=1, progress=False)
+    late = FakeOpenAIServer(port=port)
+    timer = threading.Timer(1.5, late.start)  # a vllm serve still loading its weights
+    timer.start()
+    try:
+        res = run_grid([spec], study="mecobench", out_root=tmp_path, workers=1, progress=False, preflight_wait_s=30)
+    finally:
+        timer.join()
+        late.stop()
+    assert res.ok and res.served["compat:fake-model"]["id"] == "fake-model"

@@ -119,6 +119,8 @@ def add_arguments(ap: argparse.ArgumentParser, out_root: str | None = "outputs")
                     help="stop submitting episodes once the run used this many LLM tokens")
     ap.add_argument("--max-tokens-per-minute", type=int, default=None,
                     help="hold submissions back while the last minute's LLM tokens exceed this")
+    ap.add_argument("--wait-for-server", type=float, default=0.0, metavar="S",
+                    help="wait up to S seconds for every model endpoint to answer (a vllm serve still loading)")
     ap.add_argument("--dry-run", action="store_true", help="print how many episodes would run; run none")
     ap.add_argument("--shard", default=None, metavar="K/N",
                     help="run the K-th of N interleaved slices of the grid into <run_id>.shard-K-of-N")
@@ -197,6 +199,8 @@ def run_from_args(args: argparse.Namespace) -> int:
             extra["ray_address"] = args.ray_address
         if args.episodes_per_worker != 1:
             extra["episodes_per_worker"] = args.episodes_per_worker
+        if args.wait_for_server:
+            extra["preflight_wait_s"] = args.wait_for_server
         budget = _budget(args)
         if budget:
             extra["budget"] = budget

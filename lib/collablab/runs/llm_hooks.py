@@ -3,8 +3,8 @@ counts (``collablab.llm.stats``), redaction of recorded texts (``collablab.llm.r
 the kind of an ``EndpointError`` and the endpoint preflight (``collablab.llm.preflight``).
 
 A process that never imported ``collablab.llm.stats`` made no LLM call, so its counts are
-empty without importing anything; redaction falls back to none when ``collablab.llm.redact``
-is missing.
+empty without importing anything (importing ``collablab.llm`` costs ~150 ms an offline worker
+need not pay).
 """
 
 from __future__ import annotations
@@ -58,18 +58,16 @@ def total_tokens(counts: dict[str, Any] | None) -> int:
 
 
 @functools.lru_cache(maxsize=1)
-def _redactor() -> Callable[[str], str] | None:
-    try:
-        from collablab.llm.redact import redact
-    except ImportError:
-        return None
+def _redactor() -> Callable[[str], str]:
+    from collablab.llm.redact import redact
+
     return redact
 
 
 def redact_text(text: str) -> str:
     """``text`` with the values of secret environment variables replaced by ``***``."""
     f = _redactor()
-    return f(text) if f is not None and text else text
+    return f(text) if text else text
 
 
 def _redact_values(obj: Any, f: Callable[[str], str]) -> Any:
@@ -90,7 +88,7 @@ def redact_jsonl(data: bytes) -> bytes:
     """JSON lines with every secret redacted; a line where replacing the text would break the
     JSON (a secret that looks like a number) is redacted value by value instead."""
     f = _redactor()
-    if f is None or not data:
+    if not data:
         return data
     text = data.decode("utf-8")
     if f(text) == text:
@@ -117,15 +115,15 @@ def endpoint_error_kind(e: BaseException) -> str | None:
     return None
 
 
-def check_endpoints(specs: Iterable[Any]) -> dict[str, dict[str, Any]]:
-    """Preflight every endpoint (key set, ``/models`` answers, the model served); ValueError
-    naming the parameter otherwise. Returns ``{alias: served model info}`` for the manifest."""
+def check_endpoints(specs: Iterable[Any], wait_s: float = 0.0) -> dict[str, dict[str, Any]]:
+    """Preflight every endpoint (key set, ``/models`` answers within ``wait_s``, the model served);
+    ValueError naming the parameter otherwise. Returns ``{alias: served model info}`` for the manifest."""
     specs = list(specs)
     if not specs:
         return {}
     from collablab.llm.preflight import check_endpoints as check
 
-    served = check(specs)
+    served = check(specs, wait_s=wait_s)
     out: dict[str, dict[str, Any]] = {}
     for alias, model in served.items():
         info = dataclasses.asdict(model) if dataclasses.is_dataclass(model) else dict(vars(model))

@@ -146,7 +146,8 @@ def run_grid(specs: Sequence[dict[str, Any]], *, study: str, fn: str | None = No
              backend: str | None = None,
              validate: Callable[[Spec], Any] | None = None, engine: str = "local",
              episodes_per_worker: int = 1, ray_address: str | None = None,
-             budget: Mapping[str, Any] | None = None, preflight: bool = True) -> RunResult:
+             budget: Mapping[str, Any] | None = None, preflight: bool = True,
+             preflight_wait_s: float = 0.0) -> RunResult:
     """Run each spec through ``fn`` once into ``<out_root>/<study>/<run_id>/``; resume if present.
 
     ``fn`` is ``"module:function"``, imported in each worker; it takes a spec and returns
@@ -160,7 +161,8 @@ def run_grid(specs: Sequence[dict[str, Any]], *, study: str, fn: str | None = No
     ``budget`` (``max_total_tokens``, ``max_tokens_per_minute``) stops handing out episodes
     when the session's tokens reach the total (status ``budget_exhausted``) and holds them
     back while the last minute's tokens are above the rate. ``preflight``: check every LLM
-    endpoint of the pending specs (the ``endpoints(spec)`` of ``fn``'s module) first.
+    endpoint of the pending specs (the ``endpoints(spec)`` of ``fn``'s module) first, waiting up to
+    ``preflight_wait_s`` for a server that is still loading its model.
     Finished episodes are skipped, failed ones (``failures.jsonl``) are retried. Everything
     is checked (``validate(spec)`` and the endpoints included) before any file is written.
     A replay of the LLM cache (``COLLABLAB_LLM_CACHE_MODE=replay``) without ``run_id`` runs
@@ -188,6 +190,8 @@ def run_grid(specs: Sequence[dict[str, Any]], *, study: str, fn: str | None = No
                          f"with engine={engine!r}")
     if not isinstance(preflight, bool):
         raise ValueError(f"preflight: must be True or False, got {preflight!r}")
+    if isinstance(preflight_wait_s, bool) or not isinstance(preflight_wait_s, (int, float)) or preflight_wait_s < 0:
+        raise ValueError(f"preflight_wait_s: must be a number of seconds >= 0, got {preflight_wait_s!r}")
     if engine == "ray":
         from .ray_engine import check_available
 
@@ -204,7 +208,7 @@ def run_grid(specs: Sequence[dict[str, Any]], *, study: str, fn: str | None = No
         run_id = default_run_id(grid, fn) + ("-replay" if _replaying() else "")
     run_dir = Path(out_root) / study / run_id
     env = _worker_env(engine, run_dir, run_id)
-    served = _preflight(fn, grid, keys, run_dir) if preflight else {}
+    served = _preflight(fn, grid, keys, run_dir, float(preflight_wait_s)) if preflight else {}
 
     run_dir.mkdir(parents=True, exist_ok=True)
     with RunLock(run_dir):
@@ -232,8 +236,9 @@ def _worker_env(engine: str, run_dir: Path, run_id: str) -> dict[str, str]:
     return env
 
 
-def _preflight(fn: str, grid: list[Spec], keys: list[str], run_dir: Path) -> dict[str, dict[str, Any]]:
-    """Check the endpoints the pending specs use (``endpoints(spec)`` of ``fn``'s module)."""
+def _preflight(fn: str, grid: list[Spec], keys: list[str], run_dir: Path, wait_s: float) -> dict[str, dict[str, Any]]:
+    """Check the endpoints the pending specs use (``endpoints(spec)`` of ``fn``'s module), waiting up
+    to ``wait_s`` for a server that is still starting."""
     endpoints = getattr(importlib.import_module(fn.split(":")[0]), "endpoints", None)
     if not callable(endpoints):
         return {}
@@ -243,7 +248,7 @@ def _preflight(fn: str, grid: list[Spec], keys: list[str], run_dir: Path) -> dic
         if key not in done:
             for ep in endpoints(dict(spec)) or []:
                 found.setdefault(repr(ep), ep)
-    return check_endpoints(found.values())
+    return check_endpoints(found.values(), wait_s=wait_s)
 
 
 def _run_locked(grid: list[Spec], keys: list[str], *, fn: str, registered: bool, study: str, run_id: str,

@@ -1,0 +1,55 @@
+"""Wall time of the whole notebook suite (the README's main job), notebook by notebook.
+
+Every research notebook runs through ``collablab run <notebook> --params <set>`` in a fresh
+outputs folder (``COLLABLAB_OUTPUTS``; MECoBench's task suite is generated once, its time shown as
+the first notebook's share), offline, for each parameter set named (default: ``default`` and
+``smoke`` side by side); printed: seconds per notebook and set, the totals, and default / smoke.
+
+    python benchmarks/notebook_suite.py [--sets default smoke] [--only 05 07]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sets", nargs="+", default=["default", "smoke"])
+    ap.add_argument("--only", nargs="*", default=None, help="notebook prefixes (default: all)")
+    args = ap.parse_args()
+    notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    if args.only:
+        notebooks = [n for n in notebooks if any(n.startswith(o) for o in args.only)]
+    times: dict[str, dict[str, float]] = {}
+    for name in args.sets:
+        with tempfile.TemporaryDirectory() as tmp:
+            env = {**os.environ, "COLLABLAB_OUTPUTS": tmp}
+            env.pop("COLLABLAB_LLM_CACHE_MODE", None)
+            for nb in notebooks:
+                t0 = time.perf_counter()
+                proc = subprocess.run([sys.executable, "-m", "collablab.cli", "run", nb[:2], "--params", name,
+                                       "--out", str(Path(tmp) / "nb")], env=env, capture_output=True, text=True)
+                times.setdefault(nb, {})[name] = time.perf_counter() - t0
+                if proc.returncode != 0:
+                    raise SystemExit(f"{nb} ({name}) failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    print(f"notebook suite on {os.cpu_count()} cores (wall seconds per notebook, fresh outputs per set)")
+    print(f"{'notebook':40s} " + " ".join(f"{s:>9s}" for s in args.sets))
+    for nb in notebooks:
+        print(f"{nb:40s} " + " ".join(f"{times[nb][s]:9.1f}" for s in args.sets))
+    totals = {s: sum(times[nb][s] for nb in notebooks) for s in args.sets}
+    print(f"{'total':40s} " + " ".join(f"{totals[s]:9.1f}" for s in args.sets))
+    if "default" in totals and "smoke" in totals:
+        print(f"default / smoke: {totals['default'] / totals['smoke']:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
