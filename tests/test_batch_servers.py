@@ -203,3 +203,15 @@ def test_the_preflight_waits_for_a_server_that_is_still_starting(tmp_path):
         timer.join()
         late.stop()
     assert res.ok and res.served["compat:fake-model"]["id"] == "fake-model"
+
+
+def test_a_notebook_without_its_api_key_stops_before_any_episode(tmp_path):
+    """Issue 13: a notebook with backend=llm and no OPENAI_API_KEY used to run 200 invalid steps and
+    show SR 0.0; now its grid stops at the preflight, naming the parameter."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "COLLABLAB_LLM_CACHE_MODE")}
+    env["COLLABLAB_OUTPUTS"] = str(tmp_path)
+    proc = subprocess.run([*CLI, "run", "05", "--params", "smoke", "-p", "backend", "llm", "-p", "model", "gpt-4o-mini",
+                           "--out", str(tmp_path / "nb")], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "api_key_env: OPENAI_API_KEY is not set" in proc.stdout + proc.stderr
+    assert not list(tmp_path.rglob("episodes.jsonl")) or not any(p.read_text() for p in tmp_path.rglob("episodes.jsonl"))

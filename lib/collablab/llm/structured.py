@@ -104,7 +104,7 @@ def find_json(text: str | None, kind: type = dict, want: Callable[[Any], bool] |
                     continue
                 try:
                     value, _ = dec.raw_decode(variant, i)
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: nested ~1000 deep
                     continue
                 if isinstance(value, kind) and (want is None or want(value)):
                     return value
@@ -112,7 +112,7 @@ def find_json(text: str | None, kind: type = dict, want: Callable[[Any], bool] |
     while start >= 0:
         try:
             value, _ = dec.raw_decode(_TRAILING_COMMA.sub(r"\1", close_truncated(text[start:])))
-        except ValueError:
+        except (ValueError, RecursionError):
             value = None
         if isinstance(value, kind) and (want is None or want(value)):
             return value
@@ -132,10 +132,12 @@ def extract_json(text: str | None) -> tuple[Any, str | None]:
         return json.loads(s), None
     except json.JSONDecodeError as exc:
         first_error = f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+    except (ValueError, RecursionError) as exc:  # a number of 4,300+ digits; nesting ~1000 deep
+        first_error = f"not valid JSON ({type(exc).__name__})"
     for m in _FENCE.finditer(s):
         try:
             return json.loads(m.group(1).strip()), None
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             pass
     obj = find_json(s)
     if obj is not None:

@@ -114,6 +114,14 @@ class ObjRef:
 _ID_IN_TEXT = re.compile(r"(?:\(|#|\bid[:= ]*|<)\s*(\d+)\s*(?:\)|>)?", re.I)
 
 
+def _int(digits: str) -> int | None:
+    """The number a run of decimal digits spells; None past ``int``'s 4300-digit limit (no id)."""
+    try:
+        return int(digits)
+    except ValueError:
+        return None
+
+
 def obj_ref(value: Any) -> ObjRef:
     """Read a parameter the model wrote: a dict, a string such as ``"juice (376)"`` or an id."""
     if value is None:
@@ -126,18 +134,18 @@ def obj_ref(value: Any) -> ObjRef:
         return ObjRef(id=int(value))
     if isinstance(value, str):
         s = value.strip()
-        if s.isdigit():
-            return ObjRef(id=int(s))
+        if s.isdecimal() and (n := _int(s)) is not None:  # isdigit() holds for "²", which int() refuses
+            return ObjRef(id=n)
         m = _ID_IN_TEXT.search(s)
         name = re.sub(r"[\(<#].*$", "", s).strip() if m else s
-        return ObjRef(name=name, id=int(m.group(1)) if m else None)
+        return ObjRef(name=name, id=_int(m.group(1)) if m else None)
     if isinstance(value, Mapping):
         name = value.get("name") or value.get("class_name") or value.get("object") or ""
         desc = value.get("description") or value.get("desc") or ""
         oid = value.get("id", value.get("object_id"))
         try:
             oid = int(oid) if oid is not None and not isinstance(oid, bool) else None
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: an infinite float
             oid = None
         if oid is None:
             inner = obj_ref(str(name)) if name else ObjRef()
@@ -204,7 +212,7 @@ def _tiers(ref: ObjRef, cands: Sequence[Candidate]) -> Iterable[tuple[str, list[
     """Candidate groups from the most to the least certain match."""
     by_id = {c.id: c for c in cands}
     ids = [ref.id] if ref.id is not None else []
-    ids += [int(m.group(1)) for m in _ID_IN_TEXT.finditer(ref.description)]
+    ids += [i for m in _ID_IN_TEXT.finditer(ref.description) if (i := _int(m.group(1))) is not None]
     hit = [by_id[i] for i in ids if i in by_id]
     if hit:
         yield "id", hit[:1]
@@ -293,9 +301,8 @@ def _agent_index(value: Any, n_agents: int) -> int | None:
     if isinstance(value, Mapping):
         value = value.get("name") or value.get("id")
     m = re.search(r"(\d+)", str(value or ""))
-    if m and 0 <= int(m.group(1)) < n_agents:
-        return int(m.group(1))
-    return None
+    n = _int(m.group(1)) if m else None
+    return n if n is not None and 0 <= n < n_agents else None
 
 
 def _fmt(name: str, c: Candidate | None = None, extra: str = "") -> str:
@@ -346,7 +353,7 @@ def ground(sem: Mapping[str, Any], obs: Mapping[str, Any], *, valid_actions: Seq
         ref = sem.get("door", p1)
         r = obj_ref(ref)
         said = [r.id] if r.id is not None else []
-        said += [int(x) for x in re.findall(r"\b(\d+)\b", f"{r.name} {r.description}")]
+        said += [i for x in re.findall(r"\b(\d+)\b", f"{r.name} {r.description}") if (i := _int(x)) is not None]
         oid = next((d for d in said if not door_ids or d in door_ids), None)
         if oid is None:  # "the door to the kitchen"
             room = _room_name(sem.get("room"), rooms) if sem.get("room") else None

@@ -167,7 +167,10 @@ def assignments_of(items: Any, n_agents: int) -> tuple[dict[int, str], list[str]
             continue
         m = re.search(r"(\d+)", str(it.get("receiver", "")))
         content = str(it.get("content") or "").strip()
-        a = int(m.group(1)) if m else None
+        try:
+            a = int(m.group(1)) if m else None
+        except ValueError:  # past int()'s 4300-digit limit: no agent
+            a = None
         if a is None or not 0 <= a < n_agents or a in out or not content:
             ignored.append(str(it.get("receiver"))[:40])
             continue

@@ -4,7 +4,7 @@ Accepted spellings (the first is the one prompts show and logs use):
 
 - ``navigate(table_3, stand_pose_0)`` or ``[navigate] to stand_pose_0 of table_3``;
 - ``open(fridge_0)``, ``pick(book_0)``, ``place(book_0, tray_0)`` (``place book_0 on tray_0``);
-- ``move(0.2, -0.1)`` (metres along x and y);
+- ``move(0.2, -0.1)`` (metres along x and y; ``1e-05`` too, as :func:`format_action` writes it);
 - ``communicate("content", Bob)``: one name (unicast), names joined by ``,`` or ``&`` (multicast)
   or ``all`` (broadcast);
 - ``wait()``.
@@ -15,7 +15,10 @@ it with the reason from :class:`ActionError`).
 
 from __future__ import annotations
 
+import ast
+import math
 import re
+import warnings
 from dataclasses import dataclass, field
 
 __all__ = ["Action", "ActionError", "format_action", "parse_action"]
@@ -58,7 +61,7 @@ def format_action(a: Action) -> str:
 
 
 _NAME = r"[A-Za-z][\w\-]*"
-_NUM = r"[-+]?\d+(?:\.\d+)?"
+_NUM = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"  # the exponent: format_action writes move(1e-05, 0)
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("navigate", re.compile(rf"navigate\s*\(\s*({_NAME})\s*,\s*(?:stand_pose_?|pose_?)?\s*(\d+)\s*\)", re.I)),
     ("navigate", re.compile(rf"\[navigate\]\s*to\s*(?:<)?stand_pose_?(\d+)(?:>)?\s*of\s*(?:<)?({_NAME})", re.I)),
@@ -67,7 +70,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("place", re.compile(rf"\[?place\]?\s*\(?\s*({_NAME})\s*(?:,|\s+on\s*/?\s*into|\s+on|\s+into|\s+in)\s*({_NAME})\s*\)?",
                          re.I)),
     ("move", re.compile(rf"\[?move\]?\s*\(?\s*({_NUM})\s*(?:,|and)\s*({_NUM})\s*\)?", re.I)),
-    ("communicate", re.compile(r"\[?communicate\]?\s*\(\s*(['\"])(.*?)\1\s*,\s*([^)]*)\)", re.I | re.S)),
+    ("communicate", re.compile(r"\[?communicate\]?\s*\(\s*(['\"])((?:\\.|(?!\1).)*?)\1\s*,\s*([^)]*)\)", re.I | re.S)),
     ("communicate", re.compile(r"\[communicate\]\s*(.*?)\s+to\s+([\w ,&]+)$", re.I | re.S)),
     ("wait", re.compile(r"\[?wait\]?\s*(?:\(\s*\))?", re.I)),
 ]
@@ -78,6 +81,21 @@ def _recipients(text: str) -> tuple[str, ...]:
     if not names:
         raise ActionError("communicate: no recipient (a name, names joined by ',' or 'all')")
     return ("all",) if any(n.lower() in ("all", "everyone", "team") for n in names) else tuple(names)
+
+
+def _unescape(quote: str, content: str) -> str:
+    """A quoted content as :func:`format_action` writes it (Python's ``repr``: ``\\n``, ``\\'``,
+    ``\\xa0`` ...) back to its text; a model's own backslashes that are no such escape stay as
+    written."""
+    if "\\" not in content:
+        return content
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an invalid escape such as "C:\\path": keep the text
+        try:
+            value = ast.literal_eval(quote + content + quote)
+        except (ValueError, SyntaxError, SyntaxWarning, DeprecationWarning, MemoryError, RecursionError):
+            return content
+    return value if isinstance(value, str) else content
 
 
 def parse_action(text: str) -> Action:
@@ -95,15 +113,20 @@ def parse_action(text: str) -> Action:
         g = hit.groups()
         if name == "navigate":
             place, pose = (g[0], g[1]) if pat.pattern.startswith("navigate") else (g[1], g[0])
+            if len(pose) >= 4300:  # int()'s digit limit
+                raise ActionError(f"navigate: stand pose {pose[:12]}... does not exist")
             return Action("navigate", target=place, pose=int(pose))
         if name in ("open", "pick"):
             return Action(name, target=g[0])
         if name == "place":
             return Action("place", target=g[0], where=g[1])
         if name == "move":
-            return Action("move", dx=float(g[0]), dy=float(g[1]))
+            dx, dy = float(g[0]), float(g[1])
+            if not (math.isfinite(dx) and math.isfinite(dy)):  # 400 digits or 1e999: no offset
+                raise ActionError(f"move: offsets must be finite numbers, got {g[0][:12]}, {g[1][:12]}")
+            return Action("move", dx=dx, dy=dy)
         if name == "communicate":
-            content, to = (g[1], g[2]) if len(g) == 3 else (g[0], g[1])
+            content, to = (_unescape(g[0], g[1]), g[2]) if len(g) == 3 else (g[0], g[1])
             if not content.strip():
                 raise ActionError("communicate: empty content")
             return Action("communicate", content=content.strip(), to=_recipients(to))

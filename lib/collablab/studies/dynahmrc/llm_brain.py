@@ -441,8 +441,9 @@ def build_team_messages(ctxs: Sequence[Context]) -> list[dict[str, str]]:
 # -- reading replies ---------------------------------------------------------------------------
 def _header_re(names: Sequence[str], inline: bool = False) -> re.Pattern[str]:
     alts = "|".join(f"(?P<{n}>{_HEADERS[n]})" for n in names)
-    lead = r"(?<![\w])" if inline else r"^[ \t>#*\-]*(?:\d+[.)][ \t]*)?[*_]*[ \t]*"
-    return re.compile(rf"{lead}(?:{alts})[ \t]*[*_]*[ \t]*[:：][ \t]*[*_]*[ \t]*", re.IGNORECASE | re.MULTILINE)
+    # possessive runs: linear on a long line of spaces and stars (a model's markdown can hold one)
+    lead = r"(?<![\w])" if inline else r"^[ \t>#*\-_]*+(?:\d+[.)][ \t]*+)?[*_ \t]*+"
+    return re.compile(rf"{lead}(?:{alts})[ \t*_]*+[:：][ \t*_]*+", re.IGNORECASE | re.MULTILINE)
 
 
 def parse_sections(text: str, names: Sequence[str]) -> dict[str, str]:
@@ -507,7 +508,10 @@ def parse_move_offset(text: str, costmap: Sequence[Sequence[str]],
     n = len(costmap)
     m = _CELL.search(body)
     if m:
-        r, c = (int(m.group(1)), int(m.group(2))) if m.group(1) is not None else (int(m.group(3)), int(m.group(4)))
+        digits = (m.group(1), m.group(2)) if m.group(1) is not None else (m.group(3), m.group(4))
+        if max(len(d) for d in digits) > 6:
+            return None, f"cell ({digits[0][:8]}..., {digits[1][:8]}...) is outside the costmap"
+        r, c = int(digits[0]), int(digits[1])
         if not (0 <= r < n and 0 <= c < len(costmap[r])):
             return None, f"cell ({r}, {c}) is outside the {n}x{len(costmap[0]) if n else 0} costmap"
         return (round((c - len(costmap[r]) // 2) * step_m, 3), round((r - n // 2) * step_m, 3)), None
@@ -581,8 +585,8 @@ def read_reply(stage: str, text: str, ctx: Context, *, candidates: Sequence[str]
     return Reply(text, value=Plan(text=contents), thoughts=thoughts)  # LP
 
 
-_TEAM_LINE = re.compile(r"^[ \t>*\-+•]*(?:\d+[.)][ \t]*)?[*_`]*[ \t]*([A-Za-z][\w\-]*)[ \t]*[*_`]*[ \t]*"
-                        r"(?:\([^)\n]*\)[ \t]*)?[*_`]*[ \t]*[:：][ \t]*(.*)$")
+_TEAM_LINE = re.compile(r"^[ \t>*\-+•_`]*+(?:\d+[.)][ \t]*+)?[*_` \t]*+([A-Za-z][\w\-]*)[ \t*_`]*+"
+                        r"(?:\([^)\n]*\)[ \t*_`]*+)?[:：][ \t]*(.*)$")
 
 
 def parse_team_actions(text: str, names: Sequence[str]) -> tuple[dict[str, str] | None, str | None]:

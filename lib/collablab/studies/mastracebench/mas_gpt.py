@@ -227,7 +227,7 @@ def extract_program(text: str) -> str | None:
             return code
     try:
         obj = json.loads(body.strip())
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested ~1000 deep
         obj = None
     if isinstance(obj, dict):
         for key in ("program", "code", "source", "python"):

@@ -141,6 +141,14 @@ def _allowed(tools: Sequence[str]) -> tuple[str, ...]:
     return names
 
 
+def _unquote(arg: str) -> str:
+    """``arg`` without surrounding whitespace and quotes, however nested (``' "x" '`` -> ``x``), so
+    that a parsed call's text parses to the same call."""
+    while (inner := arg.strip().strip(_QUOTES).strip()) != arg:
+        arg = inner
+    return arg
+
+
 def parse_call(text: str, tools: Sequence[str] = tuple(TOOLS)) -> ToolCall:
     """Parse one ``Name[a, b, ...]`` call of one of ``tools``.
 
@@ -156,7 +164,7 @@ def parse_call(text: str, tools: Sequence[str] = tuple(TOOLS)) -> ToolCall:
     if name not in allowed:
         raise ValueError(f"unknown tool {name!r} in {text!r}; allowed tools: {', '.join(allowed)}")
     spec = TOOLS[name]
-    args = tuple(a.strip().strip(_QUOTES).strip() for a in body.split(",")) if body.strip() else ()
+    args = tuple(_unquote(a) for a in body.split(",")) if body.strip() else ()
     if any(not a for a in args):
         raise ValueError(f"malformed tool call {text!r}: empty argument")
     if len(args) not in spec.arities:

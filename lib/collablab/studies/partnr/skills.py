@@ -198,6 +198,8 @@ class Skills:
             return f"{call.name} failed: spatial constraint {cons!r}; allowed: next_to, None"
         if cons == "next_to" and w.entity(ref) != "object":
             return f"{call.name} failed: next_to needs a reference object, got {ref!r}"
+        if ref != "None" and w.entity(ref) != "object":  # place() looks the reference up among objects
+            return f"{call.name} failed: the reference {ref!r} is not an object"
         return None
 
     def place(self, agent: int, obj: str, rel: str, furn: str, ref: str | None) -> str | None:

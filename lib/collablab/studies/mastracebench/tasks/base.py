@@ -58,7 +58,7 @@ def json_values(text: str) -> list[Any]:
     for m in re.finditer(r"[\[{]", text):
         try:
             obj, _ = dec.raw_decode(text, m.start())
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, a number past 4300 digits, or nested ~1000 deep
             continue
         out.append(obj)
     return out
@@ -70,6 +70,6 @@ def flat_json_objects(text: str) -> list[Any]:
     for m in re.finditer(r"\{[^{}]*\}", text):
         try:
             out.append(json.loads(m.group(0)))
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # as in json_values
             continue
     return out

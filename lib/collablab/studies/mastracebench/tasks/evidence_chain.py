@@ -229,10 +229,13 @@ def generate_evidence(n: int = 100, seed: int = 0) -> list[EvidenceInstance]:
 
 # --- parser ------------------------------------------------------------------------------------
 
-_ID = r"(?:fact|f|id|#)?\s*#?\s*(\d+)"
-_SEQ = rf"{_ID}(?:\s*(?:,|;|->|→|=>|>|\s)\s*{_ID})*"
-_LINE = re.compile(rf"^\s*(?:[-*>]\s*)?\**\s*(?:final\s+)?(?:(?:evidence\s+)?chain|answer|ids?|"
-                   rf"evidence|fact\s+ids?)?[\s*:=]*\[?\s*({_SEQ})\s*\]?\s*\.?\s*$",
+# Runs of spaces are possessive (``*+``) and a separator is either punctuation or spaces, never
+# both ways: the same lines match as before, without the exponential backtracking the ambiguous
+# form had on runs of spaces (1 s for ten spaces between three ids, minutes for 100 leading ones).
+_ID = r"(?:fact|f|id|#)?\s*+#?\s*+(\d+)"
+_SEQ = rf"{_ID}(?:(?:\s*+(?:,|;|->|→|=>|>)\s*+|\s++){_ID})*"
+_LINE = re.compile(rf"^\s*+(?:[-*>]\s*+)?\**+\s*+(?:final\s++)?(?:(?:evidence\s++)?chain|answer|ids?|"
+                   rf"evidence|fact\s++ids?)?[\s*:=]*+\[?\s*+({_SEQ})\s*+\]?\s*+\.?\s*+$",
                    re.IGNORECASE)
 _KEYS = ("chain", "evidence_chain", "fact_ids", "facts", "evidence", "ids", "answer")
 
@@ -245,8 +248,8 @@ def _id(value: Any) -> int | None:
         key = next((k for k in ("id", "fact_id", "fact") if k in low), None)
         return None if key is None else _id(low[key])
     if isinstance(value, str):
-        m = re.fullmatch(rf"\s*{_ID}\s*", value, re.IGNORECASE)
-        return int(m.group(1)) if m else None
+        m = re.fullmatch(rf"\s*+{_ID}\s*+", value, re.IGNORECASE)
+        return int(m.group(1)) if m and len(m.group(1)) < 4300 else None  # int()'s digit limit
     return None
 
 
@@ -293,7 +296,10 @@ def parse_evidence(text: str, instance: EvidenceInstance | None = None) -> Chain
     for line in reversed(text.replace("`", "").splitlines()):
         m = _LINE.match(line)
         if m:
-            return tuple(int(i) for i in re.findall(r"\d+", m.group(1)))
+            ids = re.findall(r"\d+", m.group(1))
+            if any(len(i) >= 4300 for i in ids):  # past int()'s digit limit: not fact ids
+                return Invalid("a fact id of 4300 digits or more")
+            return tuple(int(i) for i in ids)
     return Invalid(reason or "no evidence chain (list of fact ids) found in the reply")
 
 

@@ -231,7 +231,8 @@ def parse_move(text: str, state: GomokuState) -> Move | Invalid:
     move = _from_json(text)
     if move is None:
         found: list[tuple[int, Move]] = [(m.start(), (int(m.group(1)), int(m.group(2))))
-                                         for m in _PAIR.finditer(text)]
+                                         for m in _PAIR.finditer(text)
+                                         if max(len(m.group(1)), len(m.group(2))) < 4300]  # int()'s limit
         found += [(m.start(), (int(m.group(2)) - 1, LETTERS.index(m.group(1).upper())))
                   for m in _NAME.finditer(text)]
         if not found:

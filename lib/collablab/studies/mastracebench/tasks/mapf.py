@@ -399,10 +399,19 @@ def generate_mapf(n: int = 157, seed: int = 0) -> list[MAPFInstance]:
 
 _WORDS = {"up": "U", "down": "D", "left": "L", "right": "R", "stay": "S", "wait": "S",
           "u": "U", "d": "D", "l": "L", "r": "R", "s": "S", "w": "S"}
-_ROBOT_KEY = re.compile(r"^\s*(?:robot|agent|r)?[\s_\-#]*(\d+)\s*$", re.IGNORECASE)
-_ROBOT_LINE = re.compile(r"^\s*[-*>]*\s*\**\s*(?:robot|agent|r)[\s_\-#]*(\d+)\s*\**\s*[:=]\s*(.*)$",
+# possessive runs (``*+``): the same language, without cubic backtracking on long runs of spaces
+_ROBOT_KEY = re.compile(r"^\s*+(?:robot|agent|r)?[\s_\-#]*+(\d+)\s*$", re.IGNORECASE)
+_ROBOT_LINE = re.compile(r"^\s*+[-*>]*+\s*+\**+\s*+(?:robot|agent|r)[\s_\-#]*+(\d+)\s*+\**+\s*+[:=]\s*(.*)$",
                          re.IGNORECASE)
 _PLAN_KEYS = ("joint_plan", "plan", "plans", "paths", "moves", "actions", "robots")
+
+
+def _number(digits: str) -> int | None:
+    """The robot number a run of digits spells; None past ``int``'s 4300-digit limit."""
+    try:
+        return int(digits)
+    except ValueError:
+        return None
 
 
 def _tokens(value: Any, robot: int) -> tuple[str, ...] | Invalid:
@@ -450,11 +459,12 @@ def _from_json(obj: Any, n: int) -> Plan | Invalid:
         found: dict[int, Any] = {}
         for k, v in obj.items():
             m = _ROBOT_KEY.match(str(k))
-            if not m:
+            r = _number(m.group(1)) if m else None
+            if r is None:
                 return Invalid(f"unexpected key {k!r}; expected robot_1..robot_{n}")
-            if int(m.group(1)) in found:
+            if r in found:
                 return Invalid(f"robot {m.group(1)} is given twice")
-            found[int(m.group(1))] = v
+            found[r] = v
         return _assemble(found, n)
     if isinstance(obj, list):
         if len(obj) != n:
@@ -483,7 +493,10 @@ def parse_mapf(text: str, instance: MAPFInstance) -> Plan | Invalid:
     for line in text.splitlines():
         m = _ROBOT_LINE.match(line.replace("`", ""))
         if m:
-            k = int(m.group(1))
+            k = _number(m.group(1))
+            if k is None:
+                reasons.append(f"robot {m.group(1)[:12]}... is not a robot of the instance")
+                break
             if k in found:
                 reasons.append(f"robot {k} is given twice")
                 break

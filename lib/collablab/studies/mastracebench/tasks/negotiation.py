@@ -275,7 +275,10 @@ def _side_from_text(config: NegotiationConfig, phrase: str) -> dict[int, int | N
             continue
         n: int | None = None
         if words[0].isdigit():
-            n = int(words[0])
+            try:
+                n = int(words[0])
+            except ValueError:  # past int()'s 4300-digit limit
+                return f"cannot read {part.strip()!r}"
             words = words[1:]
         elif words[0].lower() in _NUMBERS and len(words) > 1:
             n = _NUMBERS[words[0].lower()]
@@ -317,7 +320,7 @@ def _json_objects(text: str) -> list[dict[str, object]]:
     while pos >= 0:
         try:
             obj, end = dec.raw_decode(text, pos)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, a number past 4300 digits, or nested ~1000 deep
             pos = text.find("{", pos + 1)
             continue
         if isinstance(obj, dict):

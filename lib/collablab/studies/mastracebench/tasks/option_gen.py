@@ -189,8 +189,8 @@ def _from_obj(obj: Any) -> OptionSet | Invalid | None:
 
 
 _C_LINE = re.compile(r"^\W*correct(?:\s+(?:option|answer))?\W*?[:=]\s*(.*)$", re.IGNORECASE)
-_D_LINE = re.compile(r"^\W*(?:distractors?|wrong options?|incorrect options?)\s*#?\s*(\d*)\W*?[:=]\s*(.*)$",
-                     re.IGNORECASE)
+_D_LINE = re.compile(r"^\W*(?:distractors?|wrong options?|incorrect options?)\s*+#?\s*+(\d*+)\W*?[:=]\s*(.*)$",
+                     re.IGNORECASE)  # possessive runs: not cubic in a run of spaces
 _ITEM = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|\(?[A-Da-d][.)])\s+(.+)$")
 
 
