@@ -147,11 +147,14 @@ def test_a_dead_server_fails_the_unit_and_a_rerun_retries_it(tmp_path):
         port = probe.port
     spec = {"task": "mapf", "method": "Single-Agent", "instance": 0, "backend": "llm", "model": "m0",
             "base_url": f"http://127.0.0.1:{port}/v1", "llm_cache": str(tmp_path / "c.sqlite"), "llm_max_attempts": 1}
-    with pytest.warns(UserWarning, match="1 of 1 episodes failed"):
-        res = run_grid([spec], study="mastracebench", out_root=tmp_path, run_id="r", workers=1, validate=S.validate)
+    with pytest.raises(ValueError, match=r"^base_url: http://127\.0\.0\.1:\d+/v1 does not answer"):
+        run_grid([spec], study="mastracebench", out_root=tmp_path, run_id="r", workers=1, validate=S.validate)
+    with pytest.warns(UserWarning, match="1 of 1 episodes failed"):  # past the preflight: the call fails
+        res = run_grid([spec], study="mastracebench", out_root=tmp_path, run_id="r", workers=1, validate=S.validate,
+                       preflight=False)
     assert res.n_failed == 1 and res.n_done == 0
-    assert load_failures(res.run_dir)["error_type"].iloc[0] == "BackendError"
-    with FakeOpenAIServer(lambda b, s: FakeReply('{"plan": {"robot_1": ["S"]}}'), port=port):
+    assert load_failures(res.run_dir)["error_type"].iloc[0] == "EndpointError"
+    with FakeOpenAIServer(lambda b, s: FakeReply('{"plan": {"robot_1": ["S"]}}'), port=port, models=["m0"]):
         res = run_grid([spec], study="mastracebench", out_root=tmp_path, run_id="r", workers=1, validate=S.validate)
     assert res.ok and res.n_new == 1 and not res.failures
 

@@ -150,7 +150,28 @@ def _slot_name(alias: str) -> str:
     return f"{safe}-{hashlib.sha256(alias.encode()).hexdigest()[:8]}"
 
 
-class FileLimiter:
+class _Slots:
+    """What the cross-process limiters share: a settable bound and the slots this object holds."""
+
+    _limit: int
+    _held: list[Any]
+
+    @property
+    def limit(self) -> int:
+        return self._limit
+
+    @property
+    def held(self) -> int:
+        """Slots this object holds now."""
+        return len(self._held)
+
+    def set_limit(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError("limit must be >= 1")
+        self._limit = int(limit)
+
+
+class FileLimiter(_Slots):
     """A bound shared by every process that uses the same folder: ``limit`` slot files, each
     held with a non-blocking ``flock``. Waiters poll with a small growing backoff; a process
     that dies drops its locks (the OS does), so a crash cannot leak a slot.
@@ -175,20 +196,6 @@ class FileLimiter:
 
     def __repr__(self) -> str:
         return f"FileLimiter({self.alias!r}, limit={self._limit}, held={len(self._held)}, dir={str(self.directory)!r})"
-
-    @property
-    def limit(self) -> int:
-        return self._limit
-
-    @property
-    def held(self) -> int:
-        """Slots this object holds now."""
-        return len(self._held)
-
-    def set_limit(self, limit: int) -> None:
-        if limit < 1:
-            raise ValueError("limit must be >= 1")
-        self._limit = int(limit)
 
     def slot_path(self, slot: int) -> Path:
         return self.directory / f"{self._name}.{slot}.slot"
@@ -344,7 +351,7 @@ def ray_limiter_actor(namespace: str, *, lease_s: float = 30.0) -> Any:
                        max_concurrency=100_000).remote(lease_s)
 
 
-class RayLimiter:
+class RayLimiter(_Slots):
     """A bound shared by every process of a Ray cluster, held by the named
     :class:`LimiterActor` of ``namespace``. Each slot is a lease renewed in the background
     while held; a process that dies stops renewing, and its slots free after ``lease_s``."""
@@ -363,19 +370,6 @@ class RayLimiter:
 
     def __repr__(self) -> str:
         return f"RayLimiter({self.alias!r}, limit={self._limit}, held={len(self._held)}, namespace={self.namespace!r})"
-
-    @property
-    def limit(self) -> int:
-        return self._limit
-
-    @property
-    def held(self) -> int:
-        return len(self._held)
-
-    def set_limit(self, limit: int) -> None:
-        if limit < 1:
-            raise ValueError("limit must be >= 1")
-        self._limit = int(limit)
 
     def _renew_loop(self) -> None:
         while True:
