@@ -254,7 +254,8 @@ def _mark_finished(pt: Point, runs: list[dict[str, Any]], wall_s: float) -> None
 
 
 def _runs_since(t0: float) -> list[dict[str, Any]]:
-    """Run folders whose manifest changed since ``t0`` (a notebook that records no run itself)."""
+    """Run folders whose manifest changed since ``t0``: what an interrupted notebook (or one that
+    records no run itself) worked on."""
     out = []
     for m in sorted(outputs_dir().glob("*/*/manifest.json")):
         try:
