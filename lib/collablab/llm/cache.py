@@ -37,7 +37,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .types import CACHE_MODES
 
@@ -292,20 +292,23 @@ class ResponseCache:
     def get(self, key: str) -> CachedReply | None:
         if self.mode == "off":
             return None
+        row = self._lookup(lambda conn: (
+            "SELECT key, text, prompt_tokens, completion_tokens, total_tokens, finish_reason, "
+            "response_model, model, endpoint, call_id, sample_index, attempt, created_at, "
+            f"{'reasoning' if self._has_reasoning(conn) else 'NULL'} FROM responses WHERE key = ?"), (key,))
+        return CachedReply(*row) if row else None
+
+    def _lookup(self, sql: Callable[[sqlite3.Connection], str], args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        """The first row of the query ``sql(conn)``; None when there is no file (replay) or no table yet."""
         try:
             conn = self._connect()
-            reasoning = "reasoning" if self._has_reasoning(conn) else "NULL"
-            row = conn.execute(
-                "SELECT key, text, prompt_tokens, completion_tokens, total_tokens, finish_reason, "
-                "response_model, model, endpoint, call_id, sample_index, attempt, created_at, "
-                f"{reasoning} FROM responses WHERE key = ?", (key,)).fetchone()
+            return conn.execute(sql(conn), args).fetchone()
         except FileNotFoundError:
             return None
         except sqlite3.OperationalError as exc:
             if "no such table" in str(exc):
                 return None
             raise
-        return CachedReply(*row) if row else None
 
     def put(self, key: str, *, text: str, endpoint: str, model: str, call_id: str,
             sample_index: int, attempt: int, request: str, prompt_tokens: int | None = None,
@@ -348,16 +351,8 @@ class ResponseCache:
         """The fingerprint recorded last for ``endpoint`` and ``model`` (None: none recorded)."""
         if self.mode == "off":
             return None
-        try:
-            row = self._connect().execute(
-                "SELECT fingerprint FROM served WHERE endpoint = ? AND model = ? "
-                "ORDER BY seen_at DESC, rowid DESC LIMIT 1", (endpoint, model)).fetchone()
-        except FileNotFoundError:
-            return None
-        except sqlite3.OperationalError as exc:
-            if "no such table" in str(exc):
-                return None
-            raise
+        row = self._lookup(lambda conn: "SELECT fingerprint FROM served WHERE endpoint = ? AND model = ? "
+                           "ORDER BY seen_at DESC, rowid DESC LIMIT 1", (endpoint, model))
         return row[0] if row else None
 
     def served_rows(self) -> list[dict[str, Any]]:
