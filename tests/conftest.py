@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,13 @@ def mini_world(n_agents: int = 2, structure: str = "parallel", allowed: dict[int
 @pytest.fixture
 def world() -> Household:
     return mini_world()
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now (a server may be started on it later)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def replay_comparable(rec: dict[str, Any]) -> dict[str, Any]:

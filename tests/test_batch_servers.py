@@ -19,13 +19,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import free_port
 import yaml
 
 from collablab.testing import comparable
@@ -33,12 +33,6 @@ from collablab.testing import comparable
 ROOT = Path(__file__).resolve().parents[1]
 CLI = [sys.executable, "-m", "collablab.cli"]
 N_EPISODES = 6
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(port: int, delay_s: float = 0.05) -> subprocess.Popen:

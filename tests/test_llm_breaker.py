@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import threading
 import time
 
 import pytest
+from conftest import free_port
 
 from collablab.llm import EndpointError, EndpointSpec, LLMClient, ResponseCache
 from collablab.llm.breaker import Breaker, acquire, breaker_for, release, wait_healthy
@@ -30,12 +30,6 @@ def spec(url: str, **kw) -> EndpointSpec:
                 backoff_max_s=0.05, timeout_s=5, max_attempts=2, probe_interval_s=0.05, outage_wait_s=30.0)
     base.update(kw)
     return EndpointSpec(**base)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # ------------------------------------------------------------------ the breaker alone

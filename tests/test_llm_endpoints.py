@@ -8,11 +8,11 @@ import asyncio
 import json
 import os
 import re
-import socket
 import threading
 import time
 
 import pytest
+from conftest import free_port
 
 from collablab.llm import (CacheMiss, EndpointCheckError, EndpointError, EndpointSpec, LLMClient, ResponseCache,
                            ServedModel, check_endpoint, check_endpoints, forget_served, learned_served,
@@ -34,12 +34,6 @@ def spec(url: str, **kw) -> EndpointSpec:
                 backoff_max_s=0.05, timeout_s=5, max_attempts=2, probe_interval_s=0.05, outage_wait_s=2.0)
     base.update(kw)
     return EndpointSpec(**base)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def recorder(reply="ok"):
