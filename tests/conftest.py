@@ -89,6 +89,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def descendants(pid: int) -> set[int]:
+    """Every process below ``pid`` (Linux /proc): what a kill -9 of a run must also take down."""
+    parents: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                parents[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {c for c, p in parents.items() if p in frontier} - found
+        found |= frontier
+    return found
+
+
 def replay_comparable(rec: dict[str, Any]) -> dict[str, Any]:
     """An LLM episode's records without latency and cache status (what may differ between a
     live run and its replay from the cache)."""

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import descendants
 import yaml
 
 from collablab.cli import main as cli_main
@@ -60,21 +61,6 @@ def _rows(stdout: str, first: str) -> dict[str, list[str]]:
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if line.split()[:1] == [first])
     return {line.split()[0]: line.split() for line in lines[start + 2:] if line.strip() and not line.startswith("(")}
-
-
-def _descendants(pid: int) -> set[int]:
-    parents: dict[int, int] = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                parents[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                pass
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {c for c, p in parents.items() if p in frontier} - found
-        found |= frontier
-    return found
 
 
 def _wait_unlocked(run_dir: Path, timeout: float = 20) -> None:
@@ -267,7 +253,7 @@ def test_killing_a_notebook_run_midway_and_rerunning_gives_the_same_episodes(ref
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "07 never started"
         time.sleep(0.01)
-    victims = _descendants(proc.pid) | {proc.pid}  # the CLI, its kernel and any workers, as the OOM killer would
+    victims = descendants(proc.pid) | {proc.pid}  # the CLI, its kernel and any workers, as the OOM killer would
     for pid in victims:
         try:
             os.kill(pid, signal.SIGKILL)

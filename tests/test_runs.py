@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import descendants
 import yaml
 
 import _fake_episode
@@ -257,21 +258,6 @@ def test_cli_kill_and_resume_loses_and_repeats_nothing(tmp_path: Path) -> None:
     assert m["params"]["note"] == "kill test"
 
 
-def _descendants(pid: int) -> set[int]:
-    parents: dict[int, int] = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                parents[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                pass
-    found, frontier = set(), {pid}
-    while frontier:
-        frontier = {c for c, p in parents.items() if p in frontier} - found
-        found |= frontier
-    return found
-
-
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 def test_workers_exit_when_the_parent_is_killed_alone(tmp_path: Path) -> None:
     """A SIGKILLed notebook kernel must not leave worker processes behind."""
@@ -279,10 +265,10 @@ def test_workers_exit_when_the_parent_is_killed_alone(tmp_path: Path) -> None:
     proc = _cli("--study", "o", "--fn", FN, "--grid", str(grid), "--workers", "2",
                 "--out-root", str(tmp_path / "out"), "--no-progress")
     deadline = time.monotonic() + 30
-    while len(_descendants(proc.pid)) < 4:  # resource tracker, forkserver, 2 workers
-        assert proc.poll() is None and time.monotonic() < deadline, _descendants(proc.pid)
+    while len(descendants(proc.pid)) < 4:  # resource tracker, forkserver, 2 workers
+        assert proc.poll() is None and time.monotonic() < deadline, descendants(proc.pid)
         time.sleep(0.02)
-    left = _descendants(proc.pid)
+    left = descendants(proc.pid)
     proc.kill()
     proc.wait()
     deadline = time.monotonic() + 15
