@@ -66,8 +66,13 @@ def notebook_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def cache_mode(P: Mapping[str, Any]) -> str:
-    """The effective LLM cache mode: ``P["llm_cache_mode"]``, else ``$COLLABLAB_LLM_CACHE_MODE``, else rw."""
-    return str(P.get("llm_cache_mode") or os.environ.get("COLLABLAB_LLM_CACHE_MODE") or "rw")
+    """The effective LLM cache mode: ``P["llm_cache_mode"]``, else the client's default
+    (``$COLLABLAB_LLM_CACHE_MODE``, else rw: :func:`collablab.llm.cache.default_cache_mode`)."""
+    if P.get("llm_cache_mode"):
+        return str(P["llm_cache_mode"])
+    from collablab.llm.cache import default_cache_mode  # lazily: offline notebooks need no llm import
+
+    return default_cache_mode()
 
 
 def pending_counts(grid: list[dict[str, Any]], run_dir: str | Path,
