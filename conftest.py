@@ -1,8 +1,66 @@
-"""Test-session settings shared by pytest and the nbval-executed notebooks."""
+"""Test-session settings shared by pytest and the nbval-executed notebooks, and how the suite is
+split over pytest-xdist workers (docs/testing.md)."""
+
+from __future__ import annotations
 
 import os
 import tempfile
+from pathlib import Path
+
+import pytest
 
 # Notebooks and tests write their run folders to a fresh place, so a test never resumes a
-# developer's earlier run (the notebook kernels inherit this environment).
+# developer's earlier run (the notebook kernels inherit this environment, and so do the xdist
+# workers: this file is read by the controller before it starts them, so all share one folder).
 os.environ.setdefault("COLLABLAB_OUTPUTS", tempfile.mkdtemp(prefix="collablab-test-outputs-"))
+# MECoBench's generated suite (about 30 s to generate) is built once per test session and read by
+# every test, worker, kernel and subprocess, also those that give themselves a fresh outputs folder.
+os.environ.setdefault("COLLABLAB_SUITE_CACHE", os.path.join(os.environ["COLLABLAB_OUTPUTS"], "tasks"))
+
+#: Test files (and notebooks) that run in one xdist worker, one after the other, because they share
+#: an expensive input or an exclusive resource. Every other file is a group of its own, so that its
+#: module-scoped fixtures are built once. Within a group, tests keep the collection order
+#: (tests/ before notebooks/): the test module builds a notebook's default run in the session's
+#: outputs folder and the notebook then reads it instead of running its episodes again.
+GROUPS: dict[str, tuple[str, ...]] = {
+    # a notebook's default run, built by its test module and then read by nbval's execution of it
+    "nb05": ("tests/test_mastracebench_notebook.py", "notebooks/05_proposal_trajectories.ipynb"),
+    "nb06": ("tests/test_dynahmrc_notebook.py", "notebooks/06_heterogeneous_dynamic_teams.ipynb"),
+    "nb07": ("tests/test_partnr_notebook.py", "notebooks/07_partner_information.ipynb"),
+}
+#: Groups started first, longest first (docs/testing.md), so that the last minutes are not one long
+#: group on one worker while the other idles; the rest follow in collection order. The local model's
+#: tests each run their own llama.cpp server on one thread, so two of them can run at once.
+FIRST = ("tests/test_mastracebench_local_model.py", "tests/test_mecobench_directions.py",
+         "tests/test_dynahmrc_local_model.py", "tests/test_llm_episode_local.py", "nb07", "nb06", "nb05",
+         "tests/test_partnr_local_model.py")
+
+_GROUP_OF = {path: name for name, paths in GROUPS.items() for path in paths}
+
+
+def group_of(nodeid: str) -> str:
+    """The xdist group of a test: its file's GROUPS entry, else its file (node ids start with the
+    path from the rootdir)."""
+    path = nodeid.split("::", 1)[0]
+    return _GROUP_OF.get(path, path)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """xdist's load-scope scheduler with our groups as its scopes: a group's tests go to one worker,
+    in collection order; groups are handed out in collection order (--no-loadscope-reorder) to
+    whichever worker is free. (xdist's own --dist loadgroup reads xdist_group marks through the
+    node ids, which pytest 9.2 no longer lets a plugin change: pytest-xdist issue 1386.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return GroupScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The FIRST groups lead; the rest keep the collection order."""
+    rank = {name: i for i, name in enumerate(FIRST)}
+    order = {id(item): i for i, item in enumerate(items)}
+    items.sort(key=lambda it: (rank.get(group_of(it.nodeid), len(rank)), order[id(it)]))

@@ -3,14 +3,17 @@
 Every research notebook runs through ``collablab run <notebook> --params <set>`` in a fresh
 outputs folder (``COLLABLAB_OUTPUTS``; MECoBench's task suite is generated once, its time shown as
 the first notebook's share), offline, for each parameter set named (default: ``default`` and
-``smoke`` side by side); printed: seconds per notebook and set, the totals, and default / smoke.
+``smoke`` side by side); printed: seconds per notebook and set, the totals, and default / smoke; then,
+for the first set, where each notebook's time goes: its slowest cells (papermill records every cell's
+duration in the executed notebook) and what the rest is (kernel start, reading and writing).
 
-    python benchmarks/notebook_suite.py [--sets default smoke] [--only 05 07]
+    python benchmarks/notebook_suite.py [--sets default smoke] [--only 05 07] [--cells 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -25,11 +28,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sets", nargs="+", default=["default", "smoke"])
     ap.add_argument("--only", nargs="*", default=None, help="notebook prefixes (default: all)")
+    ap.add_argument("--cells", type=int, default=3, help="slowest cells shown per notebook")
     args = ap.parse_args()
     notebooks = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     if args.only:
         notebooks = [n for n in notebooks if any(n.startswith(o) for o in args.only)]
     times: dict[str, dict[str, float]] = {}
+    cells: dict[str, list[tuple[float, str]]] = {}
     for name in args.sets:
         with tempfile.TemporaryDirectory() as tmp:
             env = {**os.environ, "COLLABLAB_OUTPUTS": tmp}
@@ -41,6 +46,8 @@ def main() -> None:
                 times.setdefault(nb, {})[name] = time.perf_counter() - t0
                 if proc.returncode != 0:
                     raise SystemExit(f"{nb} ({name}) failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+                if name == args.sets[0]:
+                    cells[nb] = cell_times(Path(tmp) / "nb" / f"{nb}.ipynb")
     print(f"notebook suite on {os.cpu_count()} cores (wall seconds per notebook, fresh outputs per set)")
     print(f"{'notebook':40s} " + " ".join(f"{s:>9s}" for s in args.sets))
     for nb in notebooks:
@@ -49,6 +56,21 @@ def main() -> None:
     print(f"{'total':40s} " + " ".join(f"{totals[s]:9.1f}" for s in args.sets))
     if "default" in totals and "smoke" in totals:
         print(f"default / smoke: {totals['default'] / totals['smoke']:.1f}x")
+    print(f"\nwhere the time goes ({args.sets[0]}): the slowest cells, then the rest of the wall time")
+    for nb in notebooks:
+        top = sorted(cells[nb], reverse=True)[:args.cells]
+        rest = times[nb][args.sets[0]] - sum(t for t, _ in cells[nb])
+        print(f"{nb}: " + "; ".join(f"{t:.1f} s {src}" for t, src in top) + f"; outside cells {rest:.1f} s")
+
+
+def cell_times(path: Path) -> list[tuple[float, str]]:
+    """(seconds, first source line) of every code cell of an executed notebook."""
+    out = []
+    for c in json.loads(path.read_text())["cells"]:
+        if c["cell_type"] == "code":
+            first = next((ln for ln in "".join(c["source"]).splitlines() if ln.strip()), "")[:60]
+            out.append((float(c["metadata"].get("papermill", {}).get("duration") or 0.0), first))
+    return out
 
 
 if __name__ == "__main__":

@@ -14,14 +14,16 @@ setup() {
     "$PY" -m venv "$VENV"
   fi
   "$VENV/bin/python" -m pip install -q --upgrade pip
-  # virtualhome 2.3.0 pins ancient versions of everything: take the code only.
-  "$VENV/bin/python" -m pip install -q --no-deps "virtualhome==2.3.0"
   "$VENV/bin/python" -m pip install -q -e ".[test]"
   "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
-  # optional real local model (SmolLM2 via llama-cpp-python, ~10 min CPU build the first time)
+  # optional real local model (SmolLM2 via llama-cpp-python, ~4-10 min CPU build the first time,
+  # then taken from pip's wheel cache)
   if [ "${COLLABLAB_LOCAL_MODEL:-0}" = "1" ]; then
     VENV="$VENV" bash scripts/install_local_model.sh
   fi
+  # virtualhome 2.3.0 pins ancient versions of everything: take the code only, and last, so that
+  # no later install has pip judge those pins (a --no-deps install checks none).
+  "$VENV/bin/python" -m pip install -q --no-deps "virtualhome==2.3.0"
 }
 
 case "${1:-}" in

@@ -299,7 +299,12 @@ def test_compare_exact_sign_flip_on_few_tasks_is_reproducible() -> None:
     assert "exact" in a["note"].iloc[0]
 
 
-def test_holm_equals_multipletests_on_random_families_with_ties() -> None:
+def test_holm_equals_multipletests_on_random_families_with_ties(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    # multipletests' Holm branch ends in gc.collect(), which only frees memory: skipped here it leaves
+    # the reference values as they are and the 200 families take milliseconds instead of 30 s
+    monkeypatch.setattr(gc, "collect", lambda *args: 0)
     rng = np.random.default_rng(3)
     for _ in range(200):
         p = np.round(rng.uniform(0, 0.2, size=rng.integers(1, 12)), 2)  # rounding makes ties

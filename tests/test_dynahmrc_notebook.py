@@ -30,19 +30,16 @@ def _defaults() -> dict:
 
 
 @pytest.fixture(scope="module")
-def default_run(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("COLLABLAB_OUTPUTS", str(tmp_path_factory.mktemp("nb06")))
+def default_run():
+    """The default run, in the session's outputs folder: nbval's execution of the notebook, later
+    in the same xdist group (conftest.GROUPS), reads it instead of running it again."""
     P = _defaults()
-    try:
-        t0 = time.perf_counter()
-        episodes, steps, run_dir = E.run_notebook(P)
-        wall = time.perf_counter() - t0
-        R = RP.read_notebook(episodes, steps, P)
-        print(f"\nnotebook 06 default run: {len(episodes)} episodes in {wall:.1f} s on {P['workers']} workers")
-        yield P, episodes, steps, run_dir, R, wall
-    finally:
-        mp.undo()
+    t0 = time.perf_counter()
+    episodes, steps, run_dir = E.run_notebook(P)
+    wall = time.perf_counter() - t0
+    R = RP.read_notebook(episodes, steps, P)
+    print(f"\nnotebook 06 default run: {len(episodes)} episodes in {wall:.1f} s on {P['workers']} workers")
+    return P, episodes, steps, run_dir, R, wall
 
 
 def test_removing_feedback_lowers_succ_more_than_any_other_ablation(default_run):

@@ -9,7 +9,6 @@ import ast
 import json
 import math
 import re
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -506,12 +505,7 @@ def _run_and_read(nb: Path, P: dict):
 
 @pytest.mark.parametrize("nb", notebook_paths(ROOT), ids=lambda p: p.stem)
 def test_notebook_sentences_match_their_tables(nb, tmp_path, monkeypatch):
-    from collablab.runs.paths import outputs_dir
-
-    cache = outputs_dir() / "tasks"  # the suite is generated once per checkout; reuse it when it is there
-    if cache.is_dir():
-        shutil.copytree(cache, tmp_path / "tasks")
-    monkeypatch.setenv("COLLABLAB_OUTPUTS", str(tmp_path))
+    monkeypatch.setenv("COLLABLAB_OUTPUTS", str(tmp_path))  # (the suite stays in the session's suite cache)
     shown = _sections_shown(nb)
     assert () in shown, "the last cell shows every finding"
     episodes, R = _run_and_read(nb, _smoke_params(nb))

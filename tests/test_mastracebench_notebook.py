@@ -17,15 +17,12 @@ NB = Path(__file__).resolve().parents[1] / "notebooks" / "05_proposal_trajectori
 
 
 @pytest.fixture(scope="module")
-def default_run(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("COLLABLAB_OUTPUTS", str(tmp_path_factory.mktemp("nb05")))
+def default_run():
+    """The default run, in the session's outputs folder: nbval's execution of the notebook, later
+    in the same xdist group (conftest.GROUPS), reads it instead of running it again."""
     P = {k: ast.literal_eval(v["default"]) for k, v in pm.inspect_notebook(str(NB)).items()}
-    try:
-        episodes, steps, run_dir = E.run_notebook(P)
-        yield P, episodes, steps, run_dir
-    finally:
-        mp.undo()
+    episodes, steps, run_dir = E.run_notebook(P)
+    return P, episodes, steps, run_dir
 
 
 def test_the_default_run_shows_a_gain_through_interaction_and_a_loss_through_regress(default_run):

@@ -35,21 +35,18 @@ def _defaults() -> dict:
 
 
 @pytest.fixture(scope="session")
-def default_run(tmp_path_factory):
-    """One default offline run per test session (the notebook's own calls), timed."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("COLLABLAB_OUTPUTS", str(tmp_path_factory.mktemp("nb07")))
+def default_run():
+    """One default offline run per test session (the notebook's own calls), timed, in the session's
+    outputs folder: nbval's execution of the notebook, later in the same xdist group
+    (conftest.GROUPS), reads it instead of running it again."""
     P = _defaults()
-    try:
-        t0 = time.perf_counter()
-        episodes, steps, run_dir = E.run_notebook(P)
-        wall = time.perf_counter() - t0
-        R = RP.read_notebook(episodes, steps, P)
-        print(f"\nnotebook 07 default run: {len(episodes)} episodes in {wall:.1f} s "
-              f"(+ {time.perf_counter() - t0 - wall:.1f} s reading) on {P['workers']} workers")
-        yield P, episodes, steps, run_dir, R, wall
-    finally:
-        mp.undo()
+    t0 = time.perf_counter()
+    episodes, steps, run_dir = E.run_notebook(P)
+    wall = time.perf_counter() - t0
+    R = RP.read_notebook(episodes, steps, P)
+    print(f"\nnotebook 07 default run: {len(episodes)} episodes in {wall:.1f} s "
+          f"(+ {time.perf_counter() - t0 - wall:.1f} s reading) on {P['workers']} workers")
+    return P, episodes, steps, run_dir, R, wall
 
 
 def _cell(t: pd.DataFrame, condition: str, column: str) -> float:

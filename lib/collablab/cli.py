@@ -277,19 +277,30 @@ def _error_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
 
+def _kernel_manager_class() -> type:
+    """papermill's kernel manager, asking for CurveZMQ transport encryption where the kernelspec
+    declares it (ipykernel's does): the kernel's channels are encrypted, and the kernel no longer
+    warns on the user's terminal that it runs over TCP without encryption."""
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import default
+
+    class EncryptedKernelManager(AsyncKernelManager):
+        @default("transport_encryption")
+        def _transport_encryption_default(self) -> str:
+            return "auto"
+
+    return EncryptedKernelManager
+
+
 def _execute(pt: Point, out: Path, env: dict[str, str]) -> None:
-    import warnings
-
     import papermill as pm
-    from nbformat.validator import MissingIDFieldWarning
 
-    warnings.filterwarnings("ignore", category=MissingIDFieldWarning)  # the notebooks' cells have no ids
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         pm.execute_notebook(str(pt.notebook), str(out), parameters=pt.params, cwd=str(pt.notebook.parent),
-                            progress_bar=False)
+                            progress_bar=False, kernel_manager_class=_kernel_manager_class())
     finally:
         for k, v in old.items():
             if v is None:

@@ -128,6 +128,9 @@ def _tail(path: Path, n: int = 4000) -> str:
 class LocalServer:
     """``python -m llama_cpp.server`` as a subprocess on 127.0.0.1.
 
+    ``n_threads`` bounds both generation and prompt processing (llama-cpp-python's batch threads
+    default to every core, whose spinning threads slow everything down on a shared machine).
+
     ``start()`` waits (at most ``startup_timeout_s``) until ``/v1/models`` answers;
     ``stop()`` terminates it, then kills it after ``stop_timeout_s``.
     """
@@ -183,6 +186,7 @@ class LocalServer:
                 "--model", str(self.model_path), "--model_alias", self.model_name,
                 "--chat_format", self.chat_format, "--host", self.host, "--port", str(self.port),
                 "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
+                "--n_threads_batch", str(self.n_threads),
                 *self.extra_args]
 
     def start(self) -> EndpointSpec:

@@ -20,11 +20,10 @@ from typing import Any
 
 from ...agents import POLICIES, policy_kind
 from ...protocols import EmbodiedTeam, Team, make_protocol, protocol_class
-from ...runs.paths import outputs_dir
 from ...runs.spec_checks import check_int, with_defaults
 from .episode import EpisodeConfig, check_config, run_episode
 from .oracle import OracleTeam
-from .suite import load_suite
+from .suite import load_suite, suite_cache_dir
 from .tasks import PRIORS, Task, load_task_file, load_tasks
 
 #: Teams this study offers besides the policies of :data:`collablab.agents.POLICIES`.
@@ -52,7 +51,7 @@ def tasks_of(source: str, suite_seed: int = 0) -> dict[str, Task]:
     """Good tasks by id: our generated suite (``source="suite"``) or a MECoBench task file (its
     rejected records are left out with one warning; :func:`task_of` quotes why)."""
     if source == "suite":
-        tasks = load_suite(suite_seed, cache_dir=outputs_dir() / "tasks")
+        tasks = load_suite(suite_seed, cache_dir=suite_cache_dir())
     else:
         tasks = load_tasks(source)
     return {t.task_id: t for t in tasks}

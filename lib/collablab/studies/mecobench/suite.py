@@ -11,15 +11,18 @@ Records are written in MECoBench's schema, so ``load_tasks`` reads ours and thei
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import os
 import json
 import math
+import os
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ...runs.fingerprint import code_fingerprint
+from ...runs.paths import outputs_dir
 from ...world.apartments import Spots, make_apartment
 from ...world.catalog import CONFUSABLE, TASK_OBJECTS, object_class
 from ...world.scene import Scene
@@ -314,6 +317,32 @@ def generate_suite(seed: int = 0, limit: int | None = None) -> list[dict[str, An
     return records
 
 
+#: Where :func:`suite_cache_dir` keeps the generated suite when set (default: ``<outputs>/tasks``).
+SUITE_CACHE_ENV = "COLLABLAB_SUITE_CACHE"
+
+
+def suite_cache_dir() -> Path:
+    """The folder that caches generated suites: ``$COLLABLAB_SUITE_CACHE``, else ``tasks/`` under the
+    outputs root (so a fresh outputs folder shares one suite with others when the variable is set)."""
+    env = os.environ.get(SUITE_CACHE_ENV)
+    return Path(env) if env else outputs_dir() / "tasks"
+
+
+@contextlib.contextmanager
+def _generating(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` beside ``path`` while it is generated: a second process that needs
+    the same suite at the same time waits and reads the first one's file instead of generating it
+    again (no lock where the OS has no ``fcntl``)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(path.with_suffix(".lock"), "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # the OS releases it if this process dies
+        yield
+
+
 def load_suite(seed: int = 0, cache_dir: str | Path | None = None, limit: int | None = None) -> list[Task]:
     """The suite as Tasks, generated once per seed and code version (the generator, the world and
     the oracle that validates it all shape the records) and cached as a MECoBench-schema file."""
@@ -322,9 +351,11 @@ def load_suite(seed: int = 0, cache_dir: str | Path | None = None, limit: int | 
         path = Path(cache_dir) / f"{tag}.json"
         if not path.is_file():
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")  # workers may generate it at once
-            tmp.write_text(json.dumps(generate_suite(seed, limit), separators=(",", ":")) + "\n")
-            tmp.replace(path)
+            with _generating(path):
+                if not path.is_file():  # another process may have written it while this one waited
+                    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                    tmp.write_text(json.dumps(generate_suite(seed, limit), separators=(",", ":")) + "\n")
+                    tmp.replace(path)
             for old in path.parent.glob(f"{SUITE_VERSION.rsplit('-', 1)[0]}-*seed{seed}*.json"):
                 if old != path and old.name.endswith(path.name.split(f"seed{seed}")[1]):
                     old.unlink(missing_ok=True)  # an earlier code version's suite (49 MB each)
