@@ -28,12 +28,17 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "nb06": ("tests/test_dynahmrc_notebook.py", "notebooks/06_heterogeneous_dynamic_teams.ipynb"),
     "nb07": ("tests/test_partnr_notebook.py", "notebooks/07_partner_information.ipynb"),
 }
-#: Groups started first, longest first (docs/testing.md), so that the last minutes are not one long
-#: group on one worker while the other idles; the rest follow in collection order. The local model's
-#: tests each run their own llama.cpp server on one thread, so two of them can run at once.
+#: Groups started first, longest first (their seconds in the profile of docs/testing.md), so that
+#: the last minutes are small tests on both workers rather than one long group while the other
+#: worker idles; every other group follows in collection order. The local model's tests each run
+#: their own llama.cpp server on one thread, so two of them can run at once.
 FIRST = ("tests/test_mastracebench_local_model.py", "tests/test_mecobench_directions.py",
-         "tests/test_dynahmrc_local_model.py", "tests/test_llm_episode_local.py", "nb07", "nb06", "nb05",
-         "tests/test_partnr_local_model.py")
+         "tests/test_dynahmrc_local_model.py", "tests/test_llm_episode_local.py", "tests/test_partnr_local_model.py",
+         "nb07", "tests/test_batch_servers.py", "nb05", "nb06", "notebooks/02_modes.ipynb",
+         "notebooks/03_priors.ipynb", "tests/test_cli.py", "tests/test_tasks_suite.py", "tests/test_teams.py",
+         "notebooks/01_collaboration.ipynb", "tests/test_runs_ray.py", "tests/test_mecobench_grid.py",
+         "tests/test_conformance.py", "tests/test_fuzz_replies.py", "notebooks/04_behaviours_and_failures.ipynb",
+         "tests/test_findings.py", "tests/test_notebook_llm_replay.py")
 
 _GROUP_OF = {path: name for name, paths in GROUPS.items() for path in paths}
 
