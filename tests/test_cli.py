@@ -221,6 +221,14 @@ def reference(tmp_path_factory):
     return outputs, out, time.monotonic() - t0
 
 
+def test_a_notebook_run_prints_no_kernel_or_notebook_format_warning(reference):
+    """The kernel's channels are encrypted (so it does not warn that it runs over TCP in plain text)
+    and every cell has an id (so nbformat does not warn): a user's terminal shows only the run."""
+    _, first, _ = reference
+    for text in ("without encryption", "MissingIDFieldWarning", "WARNING"):
+        assert text not in first.stdout + first.stderr, first.stderr
+
+
 def test_notebook_dry_run_counts_what_the_run_writes_and_a_rerun_skips(reference, tmp_path):
     outputs, first, _ = reference
     dry = _cli(tmp_path, "run", "05", "07", "--params", "smoke", "--dry-run")

@@ -27,6 +27,18 @@ def test_notebook_parameters_keep_plain_values_only():
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_cell_has_an_id(nb):
+    """nbformat 4.5 cell ids: without them papermill and nbval warn (MissingIDFieldWarning)."""
+    import nbformat
+
+    raw = json.loads(nb.read_text())
+    assert (raw["nbformat"], raw["nbformat_minor"]) >= (4, 5)
+    ids = [c.get("id") for c in raw["cells"]]
+    assert all(ids) and len(set(ids)) == len(ids), ids
+    nbformat.validate(nbformat.from_dict(raw))
+
+
+@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
 def test_code_cells_are_thin(nb):
     cells = [c for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code"]
     assert "parameters" in cells[0]["metadata"].get("tags", []), "the first code cell is the parameters cell"
