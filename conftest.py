@@ -13,12 +13,12 @@ import pytest
 # developer's earlier run (the notebook kernels inherit this environment, and so do the xdist
 # workers: this file is read by the controller before it starts them, so all share one folder).
 os.environ.setdefault("COLLABLAB_OUTPUTS", tempfile.mkdtemp(prefix="collablab-test-outputs-"))
-# MECoBench's generated suite (about 30 s to generate) is built once per test session and read by
+# MECoBench's generated suite (10-30 s to generate) is built once per test session and read by
 # every test, worker, kernel and subprocess, also those that give themselves a fresh outputs folder.
 os.environ.setdefault("COLLABLAB_SUITE_CACHE", os.path.join(os.environ["COLLABLAB_OUTPUTS"], "tasks"))
 
 #: Test files (and notebooks) that run in one xdist worker, one after the other, because they share
-#: an expensive input or an exclusive resource. Every other file is a group of its own, so that its
+#: an expensive input. Every other file is a group of its own, so that its
 #: module-scoped fixtures are built once. Within a group, tests keep the collection order
 #: (tests/ before notebooks/): the test module builds a notebook's default run in the session's
 #: outputs folder and the notebook then reads it instead of running its episodes again.
