@@ -82,6 +82,15 @@ def world() -> Household:
     return mini_world()
 
 
+def notebook_defaults(nb: Path) -> dict[str, Any]:
+    """A notebook's parameters as its tagged cell sets them (what papermill and nbval run)."""
+    import ast
+
+    import papermill as pm
+
+    return {k: ast.literal_eval(v["default"]) for k, v in pm.inspect_notebook(str(nb)).items()}
+
+
 def free_port() -> int:
     """A loopback port nobody listens on now (a server may be started on it later)."""
     with socket.socket() as s:

@@ -7,13 +7,12 @@ recomputing, and its sentences and tables agree with the episode records."""
 
 from __future__ import annotations
 
-import ast
 import math
 import time
 from pathlib import Path
 
-import papermill as pm
 import pytest
+from conftest import notebook_defaults
 
 from collablab.studies.dynahmrc import experiments as E
 from collablab.studies.dynahmrc import report as RP
@@ -25,15 +24,12 @@ NB = ROOT / "notebooks" / "06_heterogeneous_dynamic_teams.ipynb"
 BUDGET_S = 180
 
 
-def _defaults() -> dict:
-    return {k: ast.literal_eval(v["default"]) for k, v in pm.inspect_notebook(str(NB)).items()}
-
 
 @pytest.fixture(scope="module")
 def default_run():
     """The default run, in the session's outputs folder: nbval's execution of the notebook, later
     in the same xdist group (conftest.GROUPS), reads it instead of running it again."""
-    P = _defaults()
+    P = notebook_defaults(NB)
     t0 = time.perf_counter()
     episodes, steps, run_dir = E.run_notebook(P)
     wall = time.perf_counter() - t0

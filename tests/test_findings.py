@@ -5,15 +5,14 @@ through the notebook's own code path, produces only sentences consistent with it
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import re
 from pathlib import Path
 
 import pandas as pd
-import papermill as pm
 import pytest
+from conftest import notebook_defaults
 
 from collablab.cli import notebook_paths, parameter_set
 from collablab.studies import mecobench as S
@@ -465,7 +464,7 @@ NOTEBOOK_OF = {"01_collaboration": "01_collaboration", "02_modes": "02_modes", "
 
 
 def _smoke_params(nb: Path) -> dict:
-    P = {k: ast.literal_eval(v["default"]) for k, v in pm.inspect_notebook(str(nb)).items()}
+    P = notebook_defaults(nb)
     return {**P, **parameter_set(nb, "smoke", ROOT), "workers": 1}
 
 

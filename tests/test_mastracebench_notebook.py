@@ -9,6 +9,7 @@ from pathlib import Path
 
 import papermill as pm
 import pytest
+from conftest import notebook_defaults
 
 from collablab.studies.mastracebench import experiments as E
 from collablab.studies.mastracebench import report as RP
@@ -20,7 +21,7 @@ NB = Path(__file__).resolve().parents[1] / "notebooks" / "05_proposal_trajectori
 def default_run():
     """The default run, in the session's outputs folder: nbval's execution of the notebook, later
     in the same xdist group (conftest.GROUPS), reads it instead of running it again."""
-    P = {k: ast.literal_eval(v["default"]) for k, v in pm.inspect_notebook(str(NB)).items()}
+    P = notebook_defaults(NB)
     episodes, steps, run_dir = E.run_notebook(P)
     return P, episodes, steps, run_dir
 

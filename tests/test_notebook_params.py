@@ -8,6 +8,7 @@ from pathlib import Path
 
 import papermill as pm
 import pytest
+from conftest import notebook_defaults
 
 from collablab.cli import notebook_paths, parameter_set
 from collablab.runs import notebook_parameters
@@ -64,17 +65,11 @@ def test_every_parameter_reaches_the_manifest(tmp_path, monkeypatch):
     assert recorded["priors"] == ["full", "none"] and recorded["n_tasks"] == 2
 
 
-def _defaults(nb: Path) -> dict:
-    import ast
-
-    return {k: ast.literal_eval(v["default"]) for k, v in pm.inspect_notebook(str(nb)).items()}
-
-
 def _specs(nb: Path, **over) -> list[dict]:
     from collablab.studies.mecobench.experiments import SPECS
 
     name = nb.stem if nb.stem in SPECS else "04_behaviours"
-    return SPECS[name]({**_defaults(nb), **over})
+    return SPECS[name]({**notebook_defaults(nb), **over})
 
 
 #: Episodes all four notebooks run on their defaults: at the 0.13 s a heuristic episode takes today
@@ -97,7 +92,7 @@ MAX_DEFAULT_UNITS_05 = 4500
 def test_notebook_05_default_grid_fits_its_time_budget():
     from collablab.studies.mastracebench import experiments as E
 
-    P = _defaults(ROOT / "notebooks" / "05_proposal_trajectories.ipynb")
+    P = notebook_defaults(ROOT / "notebooks" / "05_proposal_trajectories.ipynb")
     assert len(E.specs(P)) <= MAX_DEFAULT_UNITS_05
 
 
@@ -109,7 +104,7 @@ MAX_DEFAULT_UNITS_07 = 600
 def test_notebook_07_default_grid_fits_its_time_budget():
     from collablab.studies.partnr import experiments as E
 
-    P = _defaults(ROOT / "notebooks" / "07_partner_information.ipynb")
+    P = notebook_defaults(ROOT / "notebooks" / "07_partner_information.ipynb")
     assert len(E.specs(P)) <= MAX_DEFAULT_UNITS_07
 
 
@@ -117,7 +112,7 @@ def test_notebook_07_default_grid_fits_its_time_budget():
 def test_budget_none_runs_the_papers_budget_and_a_set_budget_reaches_every_spec(nb):
     from collablab.studies import mecobench as S
 
-    assert _defaults(nb)["budget"] is None
+    assert notebook_defaults(nb)["budget"] is None
     for s in _specs(nb, n_tasks=2):
         r = S.resolve(s)
         task = S.task_of(r)

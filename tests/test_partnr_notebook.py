@@ -6,7 +6,6 @@ smoke size with every parameter in its run manifest; the findings have both word
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import papermill as pm
 import pytest
+from conftest import notebook_defaults
 
 from collablab.analysis.findings import Finding, Report
 from collablab.cli import parameter_set
@@ -30,16 +30,13 @@ NB = ROOT / "notebooks" / "07_partner_information.ipynb"
 BUDGET_S = 180
 
 
-def _defaults() -> dict:
-    return {k: ast.literal_eval(v["default"]) for k, v in pm.inspect_notebook(str(NB)).items()}
-
 
 @pytest.fixture(scope="session")
 def default_run():
     """One default offline run per test session (the notebook's own calls), timed, in the session's
     outputs folder: nbval's execution of the notebook, later in the same xdist group
     (conftest.GROUPS), reads it instead of running it again."""
-    P = _defaults()
+    P = notebook_defaults(NB)
     t0 = time.perf_counter()
     episodes, steps, run_dir = E.run_notebook(P)
     wall = time.perf_counter() - t0
@@ -147,7 +144,7 @@ def test_wide_tables_have_the_papers_layouts(default_run):
 # -- the grid ------------------------------------------------------------------------------------------
 
 def test_the_default_grid_is_every_condition_on_forty_tasks_ten_per_family():
-    P = _defaults()
+    P = notebook_defaults(NB)
     specs = E.specs(P)
     assert len(specs) == 480 and P["conditions"] == list(E.CONDITION_ORDER)
     from collablab.studies.partnr.spec import resolve, task_of
@@ -163,18 +160,18 @@ def test_conditions_take_labels_or_conformance_keys_and_refuse_unknown_ones():
     with pytest.raises(ValueError, match="Full:KE.*allowed"):
         E.conditions_of({"conditions": ["Full:KE"]})
     with pytest.raises(ValueError, match="n_tasks"):
-        E.specs({**_defaults(), "n_tasks": 0})
+        E.specs({**notebook_defaults(NB), "n_tasks": 0})
 
 
 def test_params_sets_run_the_papers_size_and_an_llm_planner():
     full, llm, smoke = (parameter_set(NB, n, ROOT) for n in ("full", "llama8b", "smoke"))
     assert full["n_tasks"] == 1000 and llm["n_tasks"] == 1000 and smoke["n_tasks"] < 10
-    P = {**_defaults(), **llm}
+    P = {**notebook_defaults(NB), **llm}
     spec = E.specs(P)[0]
     assert spec["backend"] == "llm" and spec["model"] == "meta-llama/Llama-3.1-8B-Instruct"
     assert spec["provider"] == "vllm" and spec["base_url"].startswith("http://")
     validate(spec)  # checks every key without reaching the server
-    assert len(E.specs({**_defaults(), **smoke})) == 4 * len(smoke["conditions"])
+    assert len(E.specs({**notebook_defaults(NB), **smoke})) == 4 * len(smoke["conditions"])
 
 
 @pytest.mark.slow
