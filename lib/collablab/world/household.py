@@ -141,6 +141,7 @@ class Household:
         self.view, self.body = view, body
         self._door_ids = {d.id for d in scene.doors} | set(scene.aliases or {})
         self._version, self._held_at, self._held = 0, -1, {}
+        self._rooms_at, self._rooms = -1, {}
         self._init_geometry()
         #: (giver, receiver, canonical door id) of the task's handover chain; empty: any pair
         self.handover_links = {(int(g), int(r), self.scene.door(int(d)).id) for g, r, d in (handover_links or ())}
@@ -265,7 +266,15 @@ class Household:
         return sorted(self.state.get_node_ids_from(nid, rel))
 
     def room_of(self, nid: int) -> int | None:
-        """Current room of a node (characters and held objects included)."""
+        """Current room of a node (characters and held objects included); remembered until the
+        state changes (``_touch``)."""
+        if self._rooms_at != self._version:
+            self._rooms, self._rooms_at = {}, self._version
+        if nid not in self._rooms:
+            self._rooms[nid] = self._find_room(nid)
+        return self._rooms[nid]
+
+    def _find_room(self, nid: int) -> int | None:
         if nid in self.scene.rooms:
             return nid
         seen: set[int] = set()
@@ -627,11 +636,11 @@ class Household:
         return ActionResult(a, act, "ok", f"you handed {self.label(obj)} to agent {r}", handover="ok")
 
     def _set_room(self, obj: int, room: int) -> None:
-        self._touch()
         node = self.node(obj)
         for t in self._targets(obj, self._R.INSIDE):
             self.state.delete_edge(node, self._R.INSIDE, self.node(t))
         self.state.add_edge(node, self._R.INSIDE, self.node(room))
+        self._touch()
 
     def _fix_held_rooms(self) -> None:
         """Held objects move with their holder (the executor leaves them in the old room)."""

@@ -4,6 +4,9 @@
 imports the Unity client and pokes ``sys.path[5]``; it breaks in a plain venv. The
 symbolic executor lives in ``virtualhome/simulation/evolving_graph`` and only needs
 numpy, so we import that folder as a package of its own under a private name.
+
+In that private copy, ``execution.DeleteEdges`` is :mod:`.vh_changers`' indexed subclass: the
+same resulting state with far fewer calls (the module says how that is checked).
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
+
+from .vh_changers import indexed_delete_edges
 
 _ALIAS = "_collablab_vh_evolving_graph"
 
@@ -62,6 +67,9 @@ def load() -> EvolvingGraph:
             raise
         finally:
             random.setstate(saved)
+        environment = importlib.import_module(f"{_ALIAS}.environment")
+        execution = importlib.import_module(f"{_ALIAS}.execution")
+        execution.DeleteEdges = indexed_delete_edges(environment)
     pkg = sys.modules[_ALIAS]
     return EvolvingGraph(
         environment=importlib.import_module(f"{_ALIAS}.environment"),
