@@ -10,14 +10,16 @@ the plumbing with real generations: every trajectory validates, every call carri
 token counts, one cache row per recorded call, every proposer output is the graded reply of one of
 the unit's calls (valid and scored, or invalid with score 0), every answer names its source.
 
-Cost (measured on 2 shared cores, one llama.cpp thread, RAM prompt cache on): the paper's main
+Cost (measured on 2 shared cores, one llama.cpp thread, before the Q8_0 file): the paper's main
 configuration (3 proposers, 5 MAV questions, 2 rebuttals, 3 refinement rounds, 2 critics) made 159
 calls over the eleven methods and both instances in about 250 s. :data:`CONFIG` below keeps every
 loop of every method (two proposers, two MAV questions, one debate/MAPR round, one rebuttal, up to
 two reflection cycles, one AgentVerse refinement with one critic, 2-4 claims): at most 52 calls per
 instance for the eleven fixed-workflow methods, plus MAS-GPT's (programmer + fallback: 4). Measured
 with the twelve methods: 109 calls; the whole file took 2.7-3.8 min (1.4-2.1 s a call) and 7.3 min
-with other jobs competing for the cores (4 s a call); the replay takes well under a second.
+with other jobs competing for the cores (4 s a call); the replay takes well under a second. With the
+Q8_0 file, flash attention and no RAM prompt cache: 240 s alone on the quiet machine (2.2 s a call,
+most of it the 64-token JSON-grammar generations).
 ``response_format={"type": "json_object"}`` (llama.cpp's JSON grammar) makes every reply one JSON
 object, so the parsers and role formats have something to read; 64 tokens hold a 2-robot plan or a
 chain (longer replies are cut off and recorded invalid).
@@ -83,9 +85,11 @@ def runs(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("mastracebench_local")
     cache = tmp / "llm_cache.sqlite"
     out: dict[str, Any] = {"cache": cache, "methods": list(M.METHODS)}
-    # one thread: on 2 shared cores llama.cpp's second thread mostly spins; the RAM prompt cache
-    # reuses the task prompt, which opens every call of an instance
-    srv = LocalServer(n_threads=1, n_ctx=2048, extra_args=["--cache", "true"], startup_timeout_s=90)
+    # one thread: on 2 shared cores llama.cpp's second thread mostly spins. No RAM prompt cache:
+    # it saves the whole model state after every call (0.3 s) and loads one on a hit (0.6 s), more
+    # than it saves on these short prompts (the last reply's prefix is reused without it); the
+    # file took 288 s with it and 240 s without, alone on the quiet machine, for the same 109 calls
+    srv = LocalServer(n_threads=1, n_ctx=2048, startup_timeout_s=90)
     try:
         spec = srv.start()
         t0 = time.perf_counter()
