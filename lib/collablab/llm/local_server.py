@@ -45,10 +45,10 @@ __all__ = [
     "LocalServerError",
     "find_free_port",
     "find_smollm2_gguf",
-    "serving_gguf",
     "llama_cpp_available",
     "local_model_status",
     "local_server",
+    "serving_gguf",
 ]
 
 DEFAULT_ALIAS = "local-smollm2"
