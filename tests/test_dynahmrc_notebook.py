@@ -24,7 +24,6 @@ NB = ROOT / "notebooks" / "06_heterogeneous_dynamic_teams.ipynb"
 BUDGET_S = 180
 
 
-
 @pytest.fixture(scope="module")
 def default_run():
     """The default run, in the session's outputs folder: nbval's execution of the notebook, later

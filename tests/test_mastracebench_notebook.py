@@ -4,10 +4,8 @@ heuristic backend, a method gaining through interaction and one losing through r
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
-import papermill as pm
 import pytest
 from conftest import notebook_defaults
 
@@ -57,7 +55,7 @@ def test_a_second_run_resumes_and_reads_the_same_records(default_run):
 def test_table4_settings_are_the_papers_eight_in_the_params_file_and_the_notebook():
     from collablab.cli import parameter_set
 
-    default = ast.literal_eval(pm.inspect_notebook(str(NB))["table4_settings"]["default"])
+    default = notebook_defaults(NB)["table4_settings"]
     for name in ("full", "qwen3"):
         assert parameter_set(NB, name, NB.parents[1])["table4_settings"] == default
     assert [(s["label"], s["proposers"], s["rounds"]) for s in default] == [
