@@ -52,7 +52,7 @@ def test_check_endpoint_reports_what_is_served():
     with FakeOpenAIServer(models=["a", "fake-model"], root={"fake-model": "/ckpt/step-100"}) as srv:
         sm = check_endpoint(spec(srv.base_url))
     assert sm == ServedModel("fake-model", root="/ckpt/step-100", revision=None, server_version="fake-0.1",
-                             base_url=srv.base_url)
+                             base_url=srv.base_url, owned_by="fake")
     assert re.fullmatch(r"[0-9a-f]{16}", sm.fingerprint)
     assert sm.fingerprint != ServedModel("fake-model", root="/ckpt/step-200").fingerprint
     assert sm.fingerprint == ServedModel("fake-model", root="/ckpt/step-100", server_version="other",

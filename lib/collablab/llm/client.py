@@ -53,7 +53,9 @@ from .limiter import endpoint_limiter
 from .messages import as_messages
 from .preflight import EndpointCheckError, ServedModel, display_url, probe, served_model, ssl_context
 from .redact import redact
-from .types import EndpointError, EndpointSpec, LLMResult, Usage, is_loopback_url
+from .reply import read_reply
+from .types import THINKING, EndpointError, EndpointSpec, LLMResult, Usage, is_loopback_url
+from .wire import resolve_provider, wire_params
 
 __all__ = ["SAMPLING_PARAMS", "LLMClient", "forget_served", "learned_served", "merge_params", "run_sync"]
 
@@ -330,8 +332,34 @@ class LLMClient:
 
     # -- request building
     def build_params(self, **params: Any) -> dict[str, Any]:
-        """Endpoint defaults overlaid with call params (:func:`merge_params`)."""
-        return merge_params(self.endpoint.default_params, params)
+        """Endpoint defaults overlaid with call params (:func:`merge_params`): the logical request,
+        the same for every server (``thinking`` included unless ``auto``); it keys the cache."""
+        out = merge_params(self.endpoint.default_params, params)
+        thinking = out.get("thinking") or self.endpoint.thinking
+        if thinking not in THINKING:
+            raise ValueError(f"thinking: {thinking!r} is not allowed; allowed: {', '.join(THINKING)}")
+        out.pop("thinking", None)
+        if thinking != "auto":
+            out["thinking"] = thinking
+        return out
+
+    def provider(self) -> str:
+        """The endpoint's provider: as configured, else detected from what it serves (learned with
+        the first call), else ``compat`` (:func:`~collablab.llm.wire.resolve_provider`)."""
+        e = self.endpoint
+        return resolve_provider(e.provider, e.base_url, learned_served(e.alias))
+
+    def request_body(self, messages: Any, **params: Any) -> dict[str, Any]:
+        """The JSON body a :meth:`chat` with these arguments sends (for ``--show-requests``; sends
+        nothing). Before the first call the provider is the configured or ``compat`` one."""
+        logical = self.build_params(**params)
+        wire = wire_params(logical, provider=self.provider(), model=self.endpoint.model,
+                           rules=self.endpoint.param_rules)
+        kwargs = _request_kwargs(wire)
+        body = {"model": self.endpoint.model, "messages": as_messages(messages),
+                **{k: v for k, v in kwargs.items() if k != "extra_body"}}
+        body.update(kwargs.get("extra_body") or {})
+        return body
 
     def fingerprint(self) -> str | None:
         """The served fingerprint the cache keys use now: learned (``rw``; None before the
@@ -452,7 +480,7 @@ class LLMClient:
                    top_p: float | None = None, max_tokens: int | None = None,
                    seed: int | None = None, stop: str | Sequence[str] | None = None,
                    response_format: Mapping[str, Any] | None = None,
-                   extra_params: Mapping[str, Any] | None = None,
+                   extra_params: Mapping[str, Any] | None = None, thinking: str | None = None,
                    timeout_s: float | None = None, max_attempts: int | None = None) -> LLMResult:
         """One chat completion through the cache: the model's reply, or
         :class:`~collablab.llm.types.EndpointError` when none was obtained.
@@ -462,14 +490,21 @@ class LLMClient:
         ``attempt`` is the logical re-ask number (not the transport retry counter: all
         transport retries of a request share one cache key).
         ``extra_params`` are more API parameters (forwarded and part of the key), e.g.
-        ``{"extra_body": {"chat_template_kwargs": {"enable_thinking": False}}}``.
+        ``{"extra_body": {"guided_json": {...}}}``. ``thinking`` (on, off, auto; None: the
+        endpoint's) and the endpoint's provider and parameter rules decide what is sent
+        (:mod:`~collablab.llm.wire`); the cache key is the logical request.
+
+        The reply is read once here (:func:`~collablab.llm.reply.read_reply`): ``text`` is the
+        final answer without the thoughts, cut at ``stop``; the thoughts go to ``reasoning``; a
+        reply cut at ``max_tokens`` has :attr:`~collablab.llm.types.LLMResult.truncated` set.
         """
         if not isinstance(call_id, str) or not call_id:
             raise ValueError("call_id: must be a non-empty string")
         spec = self.endpoint
         msgs = as_messages(messages)
         params = self.build_params(**{**dict(temperature=temperature, top_p=top_p, max_tokens=max_tokens,
-                                             seed=seed, stop=stop, response_format=response_format),
+                                             seed=seed, stop=stop, response_format=response_format,
+                                             thinking=thinking),
                                       **dict(extra_params or {})})
         n_max = int(max_attempts if max_attempts is not None else spec.max_attempts)
         timeout = float(timeout_s if timeout_s is not None else spec.timeout_s)
@@ -504,6 +539,12 @@ class LLMClient:
                 raise fail(exc.failure, None) from None
         else:
             served = self.fingerprint()
+
+        def result(text: str | None, reasoning: str | None, usage: Usage, finish_reason: str | None,
+                   **kw: Any) -> LLMResult:
+            read = read_reply(text, reasoning, finish_reason, params.get("stop"))
+            return LLMResult(text=read.answer, usage=usage, error=None, finish_reason=read.finish_reason,
+                             reasoning=read.thoughts, **kw, **base)
         request = canonical_request(endpoint=spec.alias, model=spec.model, messages=msgs, params=params,
                                     call_id=call_id, sample_index=sample_index, attempt=attempt,
                                     served=served)
@@ -513,19 +554,19 @@ class LLMClient:
         if mode != "off":
             hit = self.cache.get(key)
             if hit is not None:
-                result = LLMResult(text=hit.text,
-                                   usage=Usage(hit.prompt_tokens, hit.completion_tokens, hit.total_tokens),
-                                   latency_s=time.perf_counter() - t0, cache="hit", attempts=0, error=None,
-                                   finish_reason=hit.finish_reason, reasoning=hit.reasoning, **base)
-                stats.record(spec.alias, cache="hit", latency_s=result.latency_s)
-                return result
+                out = result(hit.text, hit.reasoning, Usage(hit.prompt_tokens, hit.completion_tokens,
+                                                            hit.total_tokens), hit.finish_reason,
+                             latency_s=time.perf_counter() - t0, cache="hit", attempts=0)
+                stats.record(spec.alias, cache="hit", latency_s=out.latency_s, truncated=out.truncated)
+                return out
             if mode == "replay":
                 stats.record(spec.alias, cache="miss", latency_s=time.perf_counter() - t0,
                              error_kind="cache_miss")
                 raise CacheMiss(call_id, key, sample_index=sample_index, attempt=attempt,
                                 endpoint=spec.alias, path=self.cache.path)
 
-        kwargs = _request_kwargs(params)
+        kwargs = _request_kwargs(wire_params(params, provider=self.provider(), model=spec.model,
+                                             rules=spec.param_rules))
 
         async def once(url: str) -> tuple[str, str | None, Usage, str | None]:
             client = self._openai_client(url)
@@ -546,12 +587,12 @@ class LLMClient:
                            prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
                            total_tokens=usage.total_tokens, finish_reason=finish_reason,
                            response_model=None, reasoning=reasoning)
+        out = result(text, reasoning, usage, finish_reason, latency_s=latency, cache=cache_status,
+                     attempts=st.http, queue_s=st.queue_s)
         stats.record(spec.alias, cache=cache_status, latency_s=latency, queue_s=st.queue_s,
                      prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-                     http_requests=st.http)
-        return LLMResult(text=text, usage=usage, latency_s=latency, cache=cache_status, attempts=st.http,
-                         error=None, finish_reason=finish_reason, queue_s=st.queue_s, reasoning=reasoning,
-                         **base)
+                     http_requests=st.http, truncated=out.truncated)
+        return out
 
     async def chat_many(self, requests: Iterable[Mapping[str, Any]]) -> list[LLMResult]:
         """Run many :meth:`chat` calls concurrently (bounded by the endpoint limiter).

@@ -77,6 +77,7 @@ class ServedModel:
     revision: str | None = None
     server_version: str | None = None
     base_url: str = OPENAI_BASE_URL
+    owned_by: str | None = None  # the model list's owner ("vllm", "llamacpp", ...): tells the server kind
 
     @property
     def fingerprint(self) -> str:
@@ -90,7 +91,7 @@ class ServedModel:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "ServedModel":
-        return cls(**{k: d.get(k) for k in ("id", "root", "revision", "server_version")},
+        return cls(**{k: d.get(k) for k in ("id", "root", "revision", "server_version", "owned_by")},
                    base_url=d.get("base_url") or OPENAI_BASE_URL)
 
 
@@ -283,9 +284,10 @@ def served_model(spec: EndpointSpec, base_url: str | None = None, *, require_lis
                                  f"({ans.snippet()[:100]!r})", field=f_url, kind="transport") from None
     for e in entries:
         if e["id"] == spec.model:
-            root = e.get("root")
+            root, owner = e.get("root"), e.get("owned_by")
             return ServedModel(spec.model, root=str(root) if root is not None else None,
-                               revision=_revision(e), server_version=sv, base_url=url)
+                               revision=_revision(e), server_version=sv, base_url=url,
+                               owned_by=str(owner)[:40] if owner is not None else None)
     if not require_listed:
         return ServedModel(spec.model, server_version=sv, base_url=url)
     ids = ", ".join(e["id"] for e in entries[:20]) + (", ..." if len(entries) > 20 else "")

@@ -7,12 +7,12 @@ and starts over (the run grid takes once per episode), :func:`merge` adds two ta
 
 A taken dict maps each endpoint alias to::
 
-    {"calls": n, "cache_hits": n, "http_requests": n, "errors": {kind: n},
+    {"calls": n, "cache_hits": n, "http_requests": n, "truncated": n, "errors": {kind: n},
      "prompt_tokens": n, "completion_tokens": n, "latency_s": [...], "queue_s_sum": x}
 
 Tokens and latencies count live calls only (a cache hit costs nothing and its latency is a
 lookup); ``errors`` counts raised calls by kind (:data:`~collablab.llm.types.ENDPOINT_ERROR_KINDS`,
-or ``"cache_miss"`` in replay mode). A forked child starts with empty counters.
+or ``"cache_miss"`` in replay mode); ``truncated`` counts replies cut at the token budget. A forked child starts with empty counters.
 """
 
 from __future__ import annotations
@@ -40,14 +40,15 @@ os.register_at_fork(after_in_child=_after_fork)
 
 def empty() -> dict[str, Any]:
     """The counters of an alias with nothing recorded."""
-    return {"calls": 0, "cache_hits": 0, "http_requests": 0, "errors": {}, "prompt_tokens": 0,
+    return {"calls": 0, "cache_hits": 0, "http_requests": 0, "truncated": 0, "errors": {}, "prompt_tokens": 0,
             "completion_tokens": 0, "latency_s": [], "queue_s_sum": 0.0}
 
 
 def record(alias: str, *, cache: str, latency_s: float, queue_s: float = 0.0,
            prompt_tokens: int | None = None, completion_tokens: int | None = None,
-           http_requests: int = 0, error_kind: str | None = None) -> None:
-    """Count one logical call of endpoint ``alias`` (``cache``: hit, miss or off)."""
+           http_requests: int = 0, error_kind: str | None = None, truncated: bool = False) -> None:
+    """Count one logical call of endpoint ``alias`` (``cache``: hit, miss or off; ``truncated``:
+    its reply was cut at the token budget)."""
     with _LOCK:
         d = _DATA.get(alias)
         if d is None:
@@ -55,6 +56,7 @@ def record(alias: str, *, cache: str, latency_s: float, queue_s: float = 0.0,
         d["calls"] += 1
         d["http_requests"] += int(http_requests)
         d["queue_s_sum"] += float(queue_s)
+        d["truncated"] = d.get("truncated", 0) + int(bool(truncated))
         if error_kind is not None:
             d["errors"][error_kind] = d["errors"].get(error_kind, 0) + 1
         if cache == "hit":
@@ -79,7 +81,7 @@ def merge(a: Mapping[str, Mapping[str, Any]], b: Mapping[str, Mapping[str, Any]]
     for src in (a, b):
         for alias, d in src.items():
             t = out.setdefault(alias, empty())
-            for k in ("calls", "cache_hits", "http_requests", "prompt_tokens", "completion_tokens"):
+            for k in ("calls", "cache_hits", "http_requests", "truncated", "prompt_tokens", "completion_tokens"):
                 t[k] += int(d.get(k, 0) or 0)
             t["queue_s_sum"] += float(d.get("queue_s_sum", 0.0) or 0.0)
             t["latency_s"] = t["latency_s"] + [float(x) for x in d.get("latency_s", ())]
@@ -96,7 +98,7 @@ def _percentile(sorted_xs: list[float], q: float) -> float:
 
 
 def summarize(d: Mapping[str, Mapping[str, Any]], wall_s: float) -> dict[str, dict[str, Any]]:
-    """Per alias: calls, calls_per_s (over ``wall_s``), cache_hits, http_requests, errors (by
+    """Per alias: calls, calls_per_s (over ``wall_s``), cache_hits, http_requests, truncated, errors (by
     kind), n_errors, prompt/completion/total tokens, tokens_per_s, queue_s_mean, and the latency
     of live calls (latency_mean_s, latency_p50_s, latency_p95_s, latency_max_s; None without any)."""
     out: dict[str, dict[str, Any]] = {}
@@ -111,6 +113,7 @@ def summarize(d: Mapping[str, Mapping[str, Any]], wall_s: float) -> dict[str, di
             "calls_per_s": calls / wall if wall else None,
             "cache_hits": int(x.get("cache_hits", 0)),
             "http_requests": int(x.get("http_requests", 0)),
+            "truncated": int(x.get("truncated", 0)),
             "errors": errors,
             "n_errors": sum(errors.values()),
             "prompt_tokens": int(x.get("prompt_tokens", 0)),

@@ -41,6 +41,7 @@ __all__ = [
     "find_json",
     "response_format_for",
     "schema_instruction",
+    "truncation_error",
     "validate",
 ]
 
@@ -145,6 +146,12 @@ def extract_json(text: str | None) -> tuple[Any, str | None]:
     return None, first_error + "; no JSON object found in the reply"
 
 
+def truncation_error(result: LLMResult) -> str:
+    """The parse error of a reply cut at the token budget; it starts with ``truncated``."""
+    where = "inside its thoughts" if result.reasoning and not (result.text or "").strip() else "in its answer"
+    return f"truncated: the reply was cut at the token budget {where} (finish_reason=length)"
+
+
 # ------------------------------------------------------------------- validation
 
 
@@ -223,6 +230,11 @@ class StructuredResult:
         return self.parse_error is None and self.error is None
 
     @property
+    def truncated(self) -> bool:
+        """The last ask's reply was cut at the token budget (nothing was parsed from it)."""
+        return bool(self.asks) and self.asks[-1].truncated
+
+    @property
     def n_asks(self) -> int:
         return len(self.asks)
 
@@ -258,7 +270,9 @@ async def ask(client: ChatClient, messages: Any, parse: Parse, *, call_id: str, 
               **chat_kwargs: Any) -> StructuredResult:
     """Ask; read the reply with ``parse``; re-ask up to ``max_reasks`` times with the reason.
 
-    A re-ask appends the unusable reply and a user message ``reask(reason)``. A call without a
+    A re-ask appends the unusable reply and a user message ``reask(reason)``. A reply cut at the
+    token budget is not parsed and not re-asked: ``parse_error`` is :func:`truncation_error`'s
+    (``truncated: ...``) and :attr:`StructuredResult.truncated` is set. A call without a
     reply raises :class:`~collablab.llm.types.EndpointError` (also when ``client.chat`` returns
     a result with ``error`` set instead of raising). ``chat_kwargs`` go to ``client.chat``
     (temperature, max_tokens, seed, response_format, ...).
@@ -273,6 +287,9 @@ async def ask(client: ChatClient, messages: Any, parse: Parse, *, call_id: str, 
         if r.error is not None:
             raise EndpointError(r) from None
         asks.append(r)
+        if r.truncated:  # a fragment is never parsed, and the same budget would cut it again
+            parsed, parse_error = None, truncation_error(r)
+            break
         parsed, parse_error = parse(r.text)
         if parse_error is None:
             break

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 from .redact import redact, register
 
-__all__ = ["CACHE_MODES", "ENDPOINT_ERROR_KINDS", "STRUCTURED_MODES", "EndpointError", "EndpointSpec",
+__all__ = ["CACHE_MODES", "ENDPOINT_ERROR_KINDS", "PARAM_RULES", "PROVIDERS", "STRUCTURED_MODES", "THINKING", "EndpointError", "EndpointSpec",
            "LLMCallError", "LLMResult", "Usage", "check_key_env_name", "check_structured_mode",
            "is_loopback_url"]
 
@@ -20,6 +20,12 @@ __all__ = ["CACHE_MODES", "ENDPOINT_ERROR_KINDS", "STRUCTURED_MODES", "EndpointE
 CACHE_MODES = ("rw", "replay", "off")
 #: Structured-output modes (see :mod:`collablab.llm.structured`).
 STRUCTURED_MODES = ("json_schema", "json_object", "none")
+#: Values of a call's ``thinking`` setting (:mod:`collablab.llm.wire`).
+THINKING = ("on", "off", "auto")
+#: Values of an endpoint's ``param_rules`` (:mod:`collablab.llm.wire`).
+PARAM_RULES = ("auto", "standard", "reasoning")
+#: Values of an endpoint's ``provider`` (``auto``: detected from the server).
+PROVIDERS = ("auto", "openai", "vllm", "llamacpp", "compat")
 #: Why a call got no reply (:attr:`EndpointError.kind`); only ``transport`` is transient.
 ENDPOINT_ERROR_KINDS = ("transport", "auth", "not_found", "rejected", "missing_key")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -78,6 +84,9 @@ class EndpointSpec:
     replicas: tuple[str, ...] = ()
     outage_wait_s: float = 600.0
     probe_interval_s: float = 2.0
+    provider: str = "auto"
+    param_rules: str = "auto"
+    thinking: str = "auto"
 
     def __post_init__(self) -> None:
         if not isinstance(self.alias, str) or not self.alias:
@@ -96,6 +105,9 @@ class EndpointSpec:
                                  f"number, got {v!r}")
         check_structured_mode(self.structured_mode)
         check_key_env_name(self.api_key_env)
+        for name, allowed in (("provider", PROVIDERS), ("param_rules", PARAM_RULES), ("thinking", THINKING)):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name}: {getattr(self, name)!r} is not allowed; allowed: {', '.join(allowed)}")
         for name, url in [("base_url", self.base_url)] + [("replicas", u) for u in (
                 [self.replicas] if isinstance(self.replicas, str) else list(self.replicas))]:
             if url is not None and not (isinstance(url, str) and re.match(r"^https?://", url)):
@@ -157,8 +169,11 @@ class Usage:
 class LLMResult:
     """One logical chat call: the model's reply. ``cache`` is hit/miss/off.
 
-    ``text`` is the reply's ``content`` (``""`` for an empty reply, which is a reply: the caller
-    decides it is unusable); ``reasoning`` the separate reasoning text, if the server sent one.
+    ``text`` is the reply's final answer: its ``content`` without the thoughts, cut at the call's
+    stop sequences (:func:`~collablab.llm.reply.read_reply`; ``""`` for an empty reply, which is a
+    reply: the caller decides it is unusable); ``reasoning`` the thoughts, sent apart by the server
+    or inline, if any. ``finish_reason`` is the server's (``"stop"`` when the client's stop
+    sequence ended the answer); :attr:`truncated` tells a reply cut at ``max_tokens``.
     ``error`` is None for every result :meth:`~collablab.llm.client.LLMClient.chat` returns; it
     is set on the result an :class:`EndpointError` carries.
 
@@ -182,11 +197,17 @@ class LLMResult:
     finish_reason: str | None = None
     queue_s: float = 0.0  # time spent waiting for a concurrency slot
     cache_key: str | None = None
-    reasoning: str | None = None  # message.reasoning_content (vLLM, llama.cpp) or .reasoning
+    reasoning: str | None = None  # the thoughts: reasoning_content / reasoning, and inline <think> blocks
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def truncated(self) -> bool:
+        """The reply was cut at the token budget (``finish_reason`` ``length``): its answer is a
+        fragment, never to be parsed."""
+        return self.finish_reason == "length"
 
     def to_record(self) -> dict[str, Any]:
         """A flat dict for a DataFrame row / JSON log."""
