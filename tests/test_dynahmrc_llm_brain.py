@@ -252,7 +252,7 @@ def test_hmrc_action_forms_and_bad_replies():
         assert isinstance(r, Reply) and r.value is None and why in (r.invalid or ""), text
         assert r.tokens_in == 120
     cut = StubClient(["Thoughts: a very long"], finish_reason="length").chat_sync([], call_id="c")
-    assert "cut off" in (brain.reply_of(cut, "HMRC", ctx).invalid or "")
+    assert (brain.reply_of(cut, "HMRC", ctx).invalid or "").startswith("truncated:")
     for stage, text in (("SD", "I am Alice."), ("GD", "Thoughts: t\nSummaries: s"), ("LP", "Thoughts: only")):
         assert brain.reply_of(StubClient([text]).chat_sync([], call_id="c"), stage, ctx).invalid, stage
 
@@ -342,10 +342,12 @@ def test_a_failure_that_is_not_the_models_raises(tmp_path):
 
 def test_an_empty_reply_is_invalid_not_an_error():
     for text in ("", "  \n"):
-        brain = LLMBrain(StubClient([text], finish_reason="length"))
+        brain = LLMBrain(StubClient([text]))
         r = brain.act(make_ctx())
-        assert r.value is None and r.invalid == "the model gave an empty reply (finish_reason=length)"
+        assert r.value is None and r.invalid == "the model gave an empty reply (finish_reason=stop)"
         assert (r.tokens_in, r.tokens_out) == (120, 30)
+        cut = LLMBrain(StubClient([text], finish_reason="length")).act(make_ctx())
+        assert cut.value is None and cut.invalid == "truncated: the reply was cut at max_tokens=1024 inside its thoughts"
         team = brain.act_team([make_ctx(), make_ctx("Ma")])
         assert team.value is None and "empty reply" in team.invalid
 

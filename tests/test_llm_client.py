@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from collablab.llm import (EndpointError, EndpointSpec, LLMCallError, LLMClient, ResponseCache, endpoint_limiter,
-                           extract_json, user_message, validate)
+                           extract_json, find_json, user_message, validate)
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
 
 SECRET = "sk-test-SECRET123"
@@ -358,9 +358,10 @@ def test_extract_and_validate_helpers():
     assert "target" in validate({"action": "x"}, SCHEMA)
     assert validate({"action": "x", "target": "one"}, SCHEMA) is not None
     assert validate({"action": "x", "target": True}, SCHEMA) is not None
-    # the one extractor tolerates a trailing comma and a reply cut off mid-object
+    # the one extractor tolerates a trailing comma; a value left open is closed only when asked
     assert extract_json('say {"a": [1, 2,],}')[0] == {"a": [1, 2]}
-    assert extract_json('ok {"a": {"b": "cut')[0] == {"a": {"b": "cut"}}
+    assert extract_json('ok {"a": {"b": "cut')[0] is None
+    assert find_json('ok {"a": {"b": "cut', repair=True) == {"a": {"b": "cut"}}
 
 
 # ------------------------------------------------------------------- secrets

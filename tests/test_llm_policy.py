@@ -224,7 +224,7 @@ def test_grounding_rooms_doors_and_handover():
     assert g({"action": "receive"}).action == Action("receive")
 
 
-def test_reply_readers_tags_json_and_cut_off_replies():
+def test_reply_readers_tags_json_and_refuse_cut_off_replies():
     assert parse_message(SILENT)[0]["message"] is None
     assert parse_message("[THINKING] x\n[READY] <CONTINUE>\n[MESSAGE] I take the juice.\n[LOCAL_CONTEXT] fridge")[0] == \
         {"message": "I take the juice.", "ready": False, "local_context": "fridge"}
@@ -233,8 +233,7 @@ def test_reply_readers_tags_json_and_cut_off_replies():
     assert parse_message('{"thinking": "t", "message": "<NO_MESSAGE>"}', mode="json_object")[0]["message"] is None
     assert parse_message("not json", mode="json_object")[0] is None
     cut = '{"thinking": "go", "action": {"action": "grab", "parameter_1": {"name": "juice", "description": "beige bot'
-    parsed, err = parse_act(cut)
-    assert err is None and parsed["action"]["parameter_1"]["name"] == "juice" and parsed["memory"] is None
+    assert parse_act(cut)[0] is None  # an object left open is not an answer (issue 23: no repair)
     parsed, err = parse_act('[ACTION] {"action": "open", "parameter_1": {"name": "fridge"},}\n[MEMORY] {"kitchen": {}}')
     assert parsed["action"]["action"] == "open" and parsed["memory"] == {"kitchen": {}}
     assert parse_act("I will grab the juice.")[0] is None

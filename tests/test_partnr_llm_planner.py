@@ -97,10 +97,12 @@ def test_a_valid_reply_becomes_the_call_with_its_thought_and_tokens(observations
     with FakeOpenAIServer(script(reply, bodies)) as srv:
         d = LLMPlanner(client(srv.base_url, tmp_path), max_tokens=64).decide(obs)
     assert d.call == ToolCall("Explore", (room,)) and d.error is None
-    assert d.thought == f"I should look for the cup in {room}." and d.raw == reply
+    # the client cuts the answer at the stop word (issue 23: never inside thoughts)
+    assert d.thought == f"I should look for the cup in {room}." and d.raw == reply.removesuffix("\nAssigned!")
     assert d.tokens == 49 and d.prediction is None
     body = bodies[0]
-    assert body["max_tokens"] == 64 and body["temperature"] == 0 and body["stop"] == ["Assigned!"]
+    # a model that may think gets no server-side stop: the client applies it after the thoughts
+    assert body["max_tokens"] == 64 and body["temperature"] == 0 and "stop" not in body
     assert "grammar" not in body and "response_format" not in body  # provider openai: prompt only
 
 

@@ -90,9 +90,15 @@ def close_truncated(text: str) -> str:
     return out + "".join(reversed(stack))
 
 
-def find_json(text: str | None, kind: type = dict, want: Callable[[Any], bool] | None = None) -> Any:
-    """The first JSON ``kind`` (dict or list) in ``text`` that satisfies ``want``; code fences,
-    trailing commas and replies cut off at ``max_tokens`` are tolerated. None if there is none."""
+def find_json(text: str | None, kind: type = dict, want: Callable[[Any], bool] | None = None, *,
+              repair: bool = False) -> Any:
+    """The first JSON ``kind`` (dict or list) in ``text`` that satisfies ``want``; code fences and
+    trailing commas are tolerated. None if there is none.
+
+    ``repair`` also closes a value left open (:func:`close_truncated`). It is off by default: a
+    reply cut at ``max_tokens`` is recorded as truncated, never read from its fragment, and an
+    object the model left open is not an answer (a half-written memory would replace a whole one).
+    """
     if not text:
         return None
     opener = "{" if kind is dict else "["
@@ -109,7 +115,7 @@ def find_json(text: str | None, kind: type = dict, want: Callable[[Any], bool] |
                     continue
                 if isinstance(value, kind) and (want is None or want(value)):
                     return value
-    start = text.find(opener)  # last resort: a reply cut off mid-object
+    start = text.find(opener) if repair else -1  # last resort: a value left open
     while start >= 0:
         try:
             value, _ = dec.raw_decode(_TRAILING_COMMA.sub(r"\1", close_truncated(text[start:])))

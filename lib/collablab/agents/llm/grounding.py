@@ -33,6 +33,7 @@ from ...world.catalog import LOOKALIKES, TASK_OBJECTS
 #: records them as invalid actions (B.3 "Invalid actions").
 INVALID_REPLY = "invalid_reply"  # no reply / unparseable reply / no action in it
 INVALID_GROUNDING = "invalid_grounding"  # an action whose objects could not be grounded
+INVALID_TRUNCATED = "invalid_truncated"  # a reply cut at the token budget (never parsed)
 
 OBJECT_ACTIONS = ("walk", "grab", "open", "close", "put_on", "put_in", "handover")
 

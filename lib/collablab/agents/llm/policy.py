@@ -29,7 +29,11 @@ are grounded to simulator ids by :mod:`collablab.agents.grounding` (B.4).
 Every call goes through :class:`~collablab.llm.LLMClient` (cache, retries, concurrency
 bound). Its call id is logical and stable -- ``<task hash>/s<seed>/a<agent>/t<step>/<phase>/r<round>``
 -- so replays from the cache do not depend on call order. A reply that cannot be used (an
-empty one included) becomes a recorded invalid action (``invalid_reply``). A call that got no
+empty one included) becomes a recorded invalid action (``invalid_reply``); a reply cut at
+``max_tokens`` becomes ``invalid_truncated`` and is never parsed. Only the final answer is read:
+the thoughts (inline ``<think>`` blocks or the server's ``reasoning_content``) are kept apart by the
+LLM floor (:mod:`collablab.llm.reply`); each call record keeps ``finish_reason`` and the first
+:data:`THOUGHTS_CHARS` characters of the thoughts (the cache keeps all). A call that got no
 reply at all (server down past the client's outage wait, retries used up, key missing or
 rejected) raises :class:`~collablab.llm.EndpointError` out of the episode, which the run grid
 records as a failed episode that a rerun retries; a cache miss in ``replay`` mode raises too
@@ -78,6 +82,9 @@ class LLMSettings:
             raise ValueError(f"grounding: {self.grounding!r} is not allowed; allowed: rules, rules+llm")
 
 
+#: Characters of a call's thoughts kept in its record (a reasoning model's run to thousands).
+THOUGHTS_CHARS = 1000
+
 
 @dataclass
 class _Call:
@@ -87,6 +94,7 @@ class _Call:
     text: str | None
     parsed: Any
     parse_error: str | None  # why the reply cannot be used
+    truncated: bool  # cut at the token budget (never parsed)
     tokens_prompt: int
     tokens_completion: int
     latency_s: float
@@ -258,7 +266,9 @@ class LLMPolicy(Policy):
         note: dict[str, Any] = {}
         tokens_p, tokens_c, latency = call.tokens_prompt, call.tokens_completion, call.latency_s
         sem: dict[str, Any] | None = None
-        if call.parsed is None:
+        if call.truncated:
+            g = G.invalid(call.parse_error or "truncated", G.INVALID_TRUNCATED)
+        elif call.parsed is None:
             g = G.invalid(f"unreadable reply: {call.parse_error}", G.INVALID_REPLY)
         else:
             sem, memory = call.parsed["action"], call.parsed["memory"]
@@ -351,10 +361,14 @@ class LLMPolicy(Policy):
         text, parsed, parse_error = res.text, res.parsed, res.parse_error
         rec: dict[str, Any] = {"id": call_id, "phase": phase, "cache": ",".join(caches), "asks": len(caches),
                                "tokens_prompt": tp, "tokens_completion": tc, "latency_s": round_(latency)}
+        last = res.asks[-1]
+        rec["finish_reason"] = last.finish_reason
+        if last.reasoning:
+            rec["thoughts"] = last.reasoning[:THOUGHTS_CHARS]
         if parse_error:
             rec["parse_error"] = parse_error[:300]
         self.calls.append(rec)
-        return _Call(rec, text, parsed, parse_error, tp, tc, latency)
+        return _Call(rec, text, parsed, parse_error, res.truncated, tp, tc, latency)
 
     def _output_format(self, name: str, schema: str) -> str:
         if self.settings.structured_mode == "none":

@@ -17,6 +17,9 @@ Four blocks, each a list of specs (duplicates across blocks run once):
   tasks of ``ablation_levels`` and the variations. By Eq. 9 every target off the working table makes
   a task hard (l = 2 gives D >= 0.6), so medium tasks keep all targets on the table and only hard
   ones need searching; the default ablates on both.
+
+:func:`run_notebook` checks every parameter first (:func:`check_parameters`: one line naming the
+parameter and its allowed values) and the model endpoint next, before any unit runs.
 """
 
 from __future__ import annotations
@@ -26,10 +29,13 @@ from typing import Any
 import pandas as pd
 
 from ...analysis.findings import backend_of
-from ...runs import run_notebook_grid
+from ...runs import check_run_parameters, llm_option_keys, parameter_checks, preflight_endpoints, run_notebook_grid
+from ...runs.spec_checks import check_choice, check_int, check_items
+from .difficulty import LEVELS
 from .robots import ANC_TRANSITIONS, COMPOSITIONS, REC_TRANSITIONS
-from .spec import DEFAULTS, validate
-from .variations import IRZ_TEAMS
+from .spec import BACKENDS, DEFAULTS, endpoints, resolve, validate
+from .variations import ALLOWED_T, IRZ_TEAMS
+from .world import TASK_KINDS
 
 Params = dict[str, Any]
 FN = "collablab.studies.dynahmrc:run_spec"
@@ -44,18 +50,53 @@ VARIATION_TEAMS = {"CTO": COMPOSITIONS, "IRZ": IRZ_TEAMS, "ANC": tuple(ANC_TRANS
                    "REC": tuple(REC_TRANSITIONS)}
 METHOD_LABELS = {"dynahmrc": "DynaHMRC", "coela": "CoELA", "coherent": "COHERENT", "mcts": "MCTS",
                  "mcts_noins": "MCTS-NoINS", "llm_mcts": "LLM-MCTS"}
+#: The notebook's ``methods`` (the framework and the LLM-style baselines) and ``search_methods``.
+METHODS = ("dynahmrc", "coela", "coherent")
+SEARCH_METHODS = ("mcts", "mcts_noins", "llm_mcts")
 
-__all__ = ["ABLATIONS", "FN", "METHOD_LABELS", "NOTEBOOK", "VARIATION_TEAMS", "backend_keys", "episode_frame",
-           "run_notebook", "specs"]
+__all__ = ["ABLATIONS", "FN", "METHODS", "METHOD_LABELS", "NOTEBOOK", "SEARCH_METHODS", "VARIATION_TEAMS",
+           "backend_keys", "check_parameters", "episode_frame", "run_notebook", "specs"]
 
 
 def backend_keys(P: Params) -> dict[str, Any]:
-    """The spec keys naming the robots' backend: the heuristic's profile, or the model endpoint."""
+    """The spec keys naming the robots' backend: the heuristic's profile, or the model endpoint (with
+    ``api_key_env`` and the ``llm_options`` keys: replicas, extra body, outage wait, limits)."""
+    check_choice(P, "backend", BACKENDS)
     if P["backend"] == "heuristic":
         return {"backend": "heuristic", "profile": P["profile"]}
     keys = {"model": P["model"], "base_url": P["base_url"] or None, "provider": P["provider"],
-            "llm_cache_mode": P["llm_cache_mode"] or None}
-    return {"backend": "llm", **{k: v for k, v in keys.items() if v != DEFAULTS[k]}}
+            "llm_cache_mode": P["llm_cache_mode"] or None, "api_key_env": P.get("api_key_env"),
+            **(P.get("llm_options") or {})}
+    return {"backend": "llm", **{k: v for k, v in keys.items() if k not in DEFAULTS or v != DEFAULTS[k]}}
+
+
+def _probe(P: Params) -> dict[str, Any]:
+    """A spec of the run's backend (what every unit shares but its task, method and variation)."""
+    return {**backend_keys(P), "task_seed": P["task_seed"]}
+
+
+def check_parameters(P: Params) -> None:
+    """Check every parameter of notebook 06 before anything runs; ValueError naming the parameter
+    and its allowed values (:func:`run_notebook` raises it as ``ParameterError``)."""
+    check_run_parameters(P, llm_option_keys(DEFAULTS))
+    check_items(P, "kinds", TASK_KINDS)
+    check_items(P, "levels", LEVELS)
+    check_items(P, "teams", COMPOSITIONS)
+    check_items(P, "methods", METHODS)
+    check_items(P, "search_methods", SEARCH_METHODS, empty=True)
+    check_items(P, "search_levels", LEVELS, empty=True)
+    check_items(P, "variations", tuple(VARIATION_TEAMS), empty=True)
+    check_items(P, "ablations", tuple(ABLATIONS), empty=True)
+    check_items(P, "ablation_levels", LEVELS, empty=True)
+    check_items(P, "runs", low=0)
+    for key, low in (("n_tasks", 1), ("search_tasks", 0), ("mcts_iterations", 1), ("mcts_max_sim_actions", 1),
+                     ("task_seed", 0), ("T", 1)):
+        check_int(P, key, low)
+    for v in P["variations"]:
+        if P["T"] not in ALLOWED_T[v]:
+            allowed = "1..29" if v == "IRZ" else ", ".join(map(str, ALLOWED_T[v]))
+            raise ValueError(f"T: {P['T']!r} is not allowed with variation {v}; allowed: {allowed}")
+    resolve(_probe(P))  # the backend's keys (profile, model, base_url, api_key_env, llm_options ...)
 
 
 def _check_int(P: Params, key: str, low: int) -> int:
@@ -115,10 +156,14 @@ def specs(P: Params) -> list[dict[str, Any]]:
 
 
 def run_notebook(P: Params) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """Run (or resume) the notebook's grid; ``(episodes, steps, run folder)``."""
-    grid = specs(P)
-    if not grid:
-        raise ValueError("kinds/levels/teams/methods: this run has no unit to run")
+    """Run (or resume) the notebook's grid; ``(episodes, steps, run folder)``. Bad parameters and
+    endpoints raise ``ParameterError`` before any unit runs."""
+    with parameter_checks():
+        check_parameters(P)
+        preflight_endpoints(endpoints(_probe(P)))
+        grid = specs(P)
+        if not grid:
+            raise ValueError("kinds/levels/teams/methods: this run has no unit to run")
     return run_notebook_grid(grid, fn=FN, notebook=NOTEBOOK, P=P, spec_defaults=DEFAULTS, validate=validate)
 
 

@@ -532,10 +532,12 @@ _BARE_MOVE = re.compile(r"^[`*\s]*\[?move\]?\s*(?:\(\s*\))?[`*.\s]*$", re.IGNORE
 
 
 def _action_of(contents: str) -> tuple[str | None, str | None]:
+    """The action of a Contents section: the whole section, else its first line that is one (a
+    model may explain on the lines after it; every action reads alike, ``wait()`` as ``pick(x)``)."""
     if _BARE_MOVE.match(contents):
         return "move()", None
     error = None
-    for cand in [contents] + [ln for ln in contents.splitlines() if ln.strip()][1:]:
+    for cand in [contents] + [ln for ln in contents.splitlines() if ln.strip()]:
         try:
             return format_action(parse_action(cand)), None
         except ActionError as exc:
@@ -676,14 +678,25 @@ class LLMBrain:
         tokens = {"tokens_in": int(u.prompt_tokens or 0), "tokens_out": int(u.completion_tokens or 0)}
         if result.error is not None:
             raise EndpointError(result) from None
-        if not (result.text or "").strip():
-            return Reply("", invalid=f"the model gave an empty reply (finish_reason={result.finish_reason})",
-                         **tokens)
+        early = self._unusable(result, tokens)
+        if early is not None:
+            return early
         reply = read_reply(stage, result.text or "", ctx, candidates=candidates)
         reply.tokens_in, reply.tokens_out = tokens["tokens_in"], tokens["tokens_out"]
-        if reply.invalid and result.finish_reason == "length":
-            reply.invalid = f"the reply was cut off at {self.max_tokens} tokens; {reply.invalid}"
+        reply.thoughts = reply.thoughts or (result.reasoning or "")
         return reply
+
+    def _unusable(self, result: LLMResult, tokens: dict[str, int]) -> Reply | None:
+        """The Reply of a reply with nothing to read: cut at ``max_tokens`` (``invalid`` starts with
+        ``truncated``; never parsed from its fragment) or empty; None for a reply to read."""
+        if result.truncated:
+            where = "inside its thoughts" if not (result.text or "").strip() else "in its answer"
+            return Reply(result.text or "", thoughts=result.reasoning or "", **tokens,
+                         invalid=f"truncated: the reply was cut at max_tokens={self.max_tokens} {where}")
+        if not (result.text or "").strip():
+            return Reply("", thoughts=result.reasoning or "", **tokens,
+                         invalid=f"the model gave an empty reply (finish_reason={result.finish_reason})")
+        return None
 
     def ask(self, ctx: Context, stage: str, *, candidates: Sequence[str] | None = None) -> Reply:
         """One call of ``stage`` (:data:`CALLS`) and its Reply."""
@@ -736,13 +749,12 @@ class LLMBrain:
         tokens = {"tokens_in": int(u.prompt_tokens or 0), "tokens_out": int(u.completion_tokens or 0)}
         if result.error is not None:
             raise EndpointError(result) from None
-        if not (result.text or "").strip():
-            return Reply("", invalid=f"the model gave an empty reply (finish_reason={result.finish_reason})",
-                         **tokens)
+        early = self._unusable(result, tokens)
+        if early is not None:
+            return early
         reply = read_team_reply(result.text or "", ctxs)
         reply.tokens_in, reply.tokens_out = tokens["tokens_in"], tokens["tokens_out"]
-        if reply.invalid and result.finish_reason == "length":
-            reply.invalid = f"the reply was cut off at {self.max_tokens} tokens; {reply.invalid}"
+        reply.thoughts = reply.thoughts or (result.reasoning or "")
         return reply
 
     def act_team(self, ctxs: list[Context]) -> Reply:

@@ -207,7 +207,8 @@ def episode_metrics(
 ) -> dict[str, Any]:
     """One episode's row: ``success``, ``ps``, ``ts``, ``n_robots``, ``as_total`` (team's non-wait
     actions), ``as_per_robot`` (= as_total / n_robots: the paper's AS is reported per robot here,
-    as_total kept), ``cc``, ``redundant``, ``conflicting``, ``invalid_actions`` and
+    as_total kept), ``cc``, ``redundant``, ``conflicting``, ``invalid_actions``, ``truncated_replies``
+    (calls of any stage whose reply was cut at the token budget) and
     :func:`stage_usage`. ValueError for a bad field (ps outside [0, 1], ts outside
     0..max_steps, a step record beyond max_steps, ...)."""
     steps_l = check_steps(steps)
@@ -235,6 +236,7 @@ def episode_metrics(
         "redundant": redundant_actions(steps_l),
         "conflicting": conflicting_actions(steps_l),
         "invalid_actions": sum(1 for s in steps_l if s["name"] == "invalid"),
+        "truncated_replies": sum(1 for c in calls_l if str(c.get("invalid") or "").startswith("truncated")),
     }
     row.update(stage_usage(calls_l))
     return row

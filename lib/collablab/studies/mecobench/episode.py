@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...agents.base import Turn
+from ...agents.llm.grounding import INVALID_TRUNCATED
 from ...protocols.team import Team
 from ...world.household import Household, check_n_agents
 from .tasks import Task, TaskError
@@ -128,6 +129,8 @@ def run_episode(task: Task, team: Team, cfg: EpisodeConfig, episode_id: str | No
         "handover_failures": sum(s["handover"] == "failed" for s in handovers),
         "required_handover_count": task.required_handover_count,
         "spatial_errors": sum(s["spatial_error"] for s in steps),
+        "invalid_actions": sum(s["status"] == "invalid" for s in steps),
+        "truncated_replies": sum(s["action"] == INVALID_TRUNCATED for s in steps),
         "tokens": sum(s["tokens_prompt"] + s["tokens_completion"] for s in steps),
         "backend": team.backend, "prior": cfg.prior, "seed": cfg.seed, **cfg.labels,
     }

@@ -40,6 +40,8 @@ EPISODE: dict[str, Any] = {
         "credits": {"type": "object", "additionalProperties": _INT0},
         "actions": _INT0, "conflict_actions": _INT0, "handover_attempts": _INT0, "handover_failures": _INT0,
         "spatial_errors": _INT0, "tokens": _INT0,
+        "invalid_actions": _INT0,  # steps with status invalid (the world's, or an unusable reply)
+        "truncated_replies": _INT0,  # of them, replies cut at the token budget (invalid_truncated)
         "backend": {"type": "string", "minLength": 1},
         "prior": {"enum": ["full", "no_appearance", "no_location", "none", "noisy", "noisy_no_appearance"]},
         "required_handover_count": _INT0,

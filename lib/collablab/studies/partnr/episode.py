@@ -114,6 +114,7 @@ class Decision:
     raw: str = ""
     error: str | None = None
     tokens: int = 0
+    cause: str | None = None  # why there is no call: "truncated" (cut at max_tokens) or "reply"
 
 
 class Planner(Protocol):
@@ -143,6 +144,7 @@ class ActionLog:
     explored_new: bool = False
     tokens: int = 0
     invalid: bool = False
+    invalid_cause: str | None = None  # "truncated", "reply" (nothing usable) or "precondition"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -310,7 +312,7 @@ class Episode:
             self.pending[1 - a] = []
             self.logs.append(log)
             if d.call is None:
-                log.invalid = True
+                log.invalid, log.invalid_cause = True, d.cause or "reply"
                 log.feedback = d.error or "no valid action in the reply"
                 log.progress_after = log.progress_before
                 self.history[a].append((" ".join(d.raw.split())[:80] or "(empty)", log.feedback))
@@ -323,7 +325,7 @@ class Episode:
                 return
             plan = self.skills.plan(a, ROLES[a], d.call, self.beliefs[a])
             if plan.error is not None:
-                log.invalid = True  # the agent could not make this call (choose-time check)
+                log.invalid, log.invalid_cause = True, "precondition"  # the agent could not make this call
                 log.feedback = plan.error
                 log.progress_after = log.progress_before
                 self.history[a].append((log.call or "", plan.error))

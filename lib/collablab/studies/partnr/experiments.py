@@ -9,6 +9,10 @@ prints them (``Obj``, ``OAS``, ``KE``, ``OAS+KE``, each optionally ``+OANA``, an
 full-observability control ``Full:Obj``, ``Full:OAS`` with or without ``+OANA``: the 2x2x2
 factorial of §4.2-4.4 and the OAS x OANA control of §4.5); the keys of
 :data:`.conformance.CONDITIONS` (``obj``, ``oas+ke+oana``, ``full/oas`` ...) are accepted too.
+
+:func:`run_notebook` checks every parameter first (:func:`check_parameters`: one line naming the
+parameter and its allowed values; ``constrained`` on every backend) and the model endpoint next,
+before any unit runs.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from typing import Any
 import pandas as pd
 
 from ...analysis.findings import backend_of
-from ...runs import run_notebook_grid
+from ...runs import check_run_parameters, llm_option_keys, parameter_checks, preflight_endpoints, run_notebook_grid
+from ...runs.spec_checks import check_choice, check_int, check_items
 from .conformance import CONDITIONS
 from .episode import Channels
-from .spec import DEFAULTS, validate
+from .spec import BACKENDS, CONSTRAINED, DEFAULTS, endpoints, resolve, validate
+from .tasks import FAMILIES
 
 Params = dict[str, Any]
 FN = "collablab.studies.partnr:run_spec"
@@ -52,12 +58,13 @@ CONDITION_KEYS: dict[str, dict[str, Any]] = {
     n: k for n in CONDITION_ORDER for k in [dict(v) for v in CONDITIONS.values() if _name_of(v) == n]}
 
 __all__ = ["CONDITION_KEYS", "CONDITION_ORDER", "CONTEXTS", "FN", "FULL_CONTEXTS", "NOTEBOOK", "backend_keys",
-           "condition_name", "conditions_of", "episode_frame", "run_notebook", "specs"]
+           "check_parameters", "condition_name", "conditions_of", "episode_frame", "run_notebook", "specs"]
 
 
 def conditions_of(P: Params) -> list[str]:
     """The run's conditions as labels, in display order; ValueError naming an unknown one."""
     alias = {k: _name_of(v) for k, v in CONDITIONS.items()}
+    check_items(P, "conditions", (*CONDITION_ORDER, *CONDITIONS))
     names = [alias.get(str(c), str(c)) for c in P["conditions"]]
     bad = [c for c, n in zip(P["conditions"], names) if n not in CONDITION_KEYS]
     if bad:
@@ -67,12 +74,33 @@ def conditions_of(P: Params) -> list[str]:
 
 
 def backend_keys(P: Params) -> dict[str, Any]:
-    """The spec keys naming the planners: the heuristic's profile, or the model endpoint."""
+    """The spec keys naming the planners: the heuristic's profile, or the model endpoint (with
+    ``api_key_env``, ``constrained`` and the ``llm_options`` keys: replicas, extra body, outage wait, limits)."""
+    check_choice(P, "backend", BACKENDS)
     if P["backend"] == "heuristic":
         return {"backend": "heuristic", "profile": P["profile"]}
-    keys = {"backend": "llm", "model": P["model"], "base_url": P["base_url"] or None, "provider": P["provider"],
-            "llm_cache_mode": P["llm_cache_mode"] or None, "constrained": P["constrained"]}
-    return {"backend": "llm", **{k: v for k, v in keys.items() if k != "backend" and v != DEFAULTS[k]}}
+    keys = {"model": P["model"], "base_url": P["base_url"] or None, "provider": P["provider"],
+            "llm_cache_mode": P["llm_cache_mode"] or None, "constrained": P["constrained"],
+            "api_key_env": P.get("api_key_env"), **(P.get("llm_options") or {})}
+    return {"backend": "llm", **{k: v for k, v in keys.items() if k not in DEFAULTS or v != DEFAULTS[k]}}
+
+
+def _probe(P: Params) -> dict[str, Any]:
+    """A spec of the run's planners (what every unit shares but its task and condition)."""
+    return {**backend_keys(P), "task_seed": P["task_seed"], "max_cycles": P["max_cycles"]}
+
+
+def check_parameters(P: Params) -> None:
+    """Check every parameter of notebook 07 before anything runs; ValueError naming the parameter
+    and its allowed values (:func:`run_notebook` raises it as ``ParameterError``)."""
+    check_run_parameters(P, llm_option_keys(DEFAULTS))
+    conditions_of(P)
+    for key, low in (("n_tasks", 1), ("task_seed", 0), ("max_cycles", 1)):
+        check_int(P, key, low)
+    check_choice(P, "family", (*FAMILIES, "mixed"))
+    check_items(P, "runs", low=0)
+    check_choice(P, "constrained", CONSTRAINED)  # on every backend, though only a model reads it
+    resolve(_probe(P))  # the backend's keys (profile, model, base_url, api_key_env, llm_options ...)
 
 
 def specs(P: Params) -> list[dict[str, Any]]:
@@ -89,10 +117,14 @@ def specs(P: Params) -> list[dict[str, Any]]:
 
 
 def run_notebook(P: Params) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """Run (or resume) the notebook's grid; ``(episodes, steps, run folder)``."""
-    grid = specs(P)
-    if not grid:
-        raise ValueError("conditions/runs: this run has no unit to run; name at least one condition and run")
+    """Run (or resume) the notebook's grid; ``(episodes, steps, run folder)``. Bad parameters and
+    endpoints raise ``ParameterError`` before any unit runs."""
+    with parameter_checks():
+        check_parameters(P)
+        preflight_endpoints(endpoints(_probe(P)))
+        grid = specs(P)
+        if not grid:
+            raise ValueError("conditions/runs: this run has no unit to run; name at least one condition and run")
     return run_notebook_grid(grid, fn=FN, notebook=NOTEBOOK, P=P, spec_defaults=DEFAULTS, validate=validate)
 
 

@@ -501,6 +501,10 @@ class LLMPlanner:
         if result.error is not None:
             raise EndpointError(result) from None
         reply = result.text or ""
+        if result.truncated:  # a fragment is never read as an action (issue 23)
+            where = "inside its thoughts" if not reply.strip() else "before a complete action"
+            return Decision(None, raw=reply, tokens=tokens, cause="truncated",
+                            error=f"truncated: the reply was cut at max_tokens={self.max_tokens} {where}")
         if not reply.strip():
             return Decision(None, error=f"the model gave an empty reply (finish_reason={result.finish_reason})",
                             tokens=tokens)
@@ -509,6 +513,4 @@ class LLMPlanner:
         call, thought, prediction, error = read(reply, obs.tools, partner_tools)
         if not obs.predict:
             prediction = None
-        if call is None and result.finish_reason == "length":
-            error = f"the reply was cut off at {self.max_tokens} tokens before a complete action; {error}"
         return Decision(call, thought, prediction, raw=reply, error=None if call is not None else error, tokens=tokens)

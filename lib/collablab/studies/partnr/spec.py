@@ -77,6 +77,7 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     check_choice(s, "task_source", SOURCES)
     check_choice(s, "observability", OBSERVABILITY)
     check_choice(s, "backend", BACKENDS)
+    check_choice(s, "constrained", CONSTRAINED)  # on every backend: a typo is an error offline too
     for key in ("oas", "ke", "oana"):
         if not isinstance(s[key], bool):
             raise ValueError(f"{key}: must be true or false, got {s[key]!r}")
@@ -112,7 +113,6 @@ def _check_llm(s: dict[str, Any]) -> None:
         if not isinstance(s["models"], str):
             raise ValueError(f"models: 'robot_model,human_model', got {s['models']!r}")
         per_agent(s["models"], 2, "models")
-    check_choice(s, "constrained", CONSTRAINED)
     check_endpoint_keys(s)
 
 
@@ -205,6 +205,8 @@ def run_spec(spec: dict[str, Any], wrap_team: Callable[[list[Planner]], list[Pla
         "profile": s["profile"] if s["backend"] == "heuristic" else None, "model": s["model"], "models": s["models"],
         "seed": s["seed"], "run": s["run"], "max_cycles": s["max_cycles"], "max_steps": s["max_steps"],
         "satisfied_at": list(result.satisfied_at),
+        "invalid_actions": sum(log.invalid for log in result.logs),
+        "truncated_replies": sum(log.invalid_cause == "truncated" for log in result.logs),
     }
     episode.update({k: _plain(v) for k, v in m["team"].items()})
     for role in ("robot", "human"):
@@ -226,6 +228,8 @@ _EPISODE = {"type": "object",
                            "percent_complete": {"type": "number", "minimum": 0, "maximum": 1},
                            "simulation_steps": {"type": "integer", "minimum": 0},
                            "planning_cycles": {"type": "integer", "minimum": 0},
+                           "invalid_actions": {"type": "integer", "minimum": 0},
+                           "truncated_replies": {"type": "integer", "minimum": 0},
                            "extraneous_effort": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
                            "task_offloading": {"type": ["number", "null"], "minimum": 0, "maximum": 1}}}
 _STEP = {"type": "object",
@@ -234,6 +238,7 @@ _STEP = {"type": "object",
          "properties": {"step": {"type": "integer", "minimum": 0}, "agent": {"enum": [0, 1]},
                         "role": {"enum": ["robot", "human"]}, "call": {"type": ["string", "null"]},
                         "ok": {"type": "boolean"}, "invalid": {"type": "boolean"},
+                        "invalid_cause": {"enum": [None, "truncated", "reply", "precondition"]},
                         "kind": {"enum": ["advancing", "supporting", "extraneous", "idle"]},
                         "start": {"type": "integer", "minimum": 0}, "end": {"type": "integer", "minimum": 0}}}
 RECORD_SCHEMA: dict[str, Any] = {"version": VERSION, "episode": _EPISODE, "step": _STEP}
