@@ -347,7 +347,7 @@ def test_an_empty_reply_is_invalid_not_an_error():
         assert r.value is None and r.invalid == "the model gave an empty reply (finish_reason=stop)"
         assert (r.tokens_in, r.tokens_out) == (120, 30)
         cut = LLMBrain(StubClient([text], finish_reason="length")).act(make_ctx())
-        assert cut.value is None and cut.invalid == "truncated: the reply was cut at max_tokens=1024 inside its thoughts"
+        assert cut.value is None and cut.invalid == "truncated: the reply was cut at max_tokens=8192 inside its thoughts"
         team = brain.act_team([make_ctx(), make_ctx("Ma")])
         assert team.value is None and "empty reply" in team.invalid
 

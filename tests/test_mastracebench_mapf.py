@@ -253,3 +253,55 @@ def test_prompt_states_the_instance_and_rules():
     for piece in ("robot_1: start (1, 0) -> goal (3, 4)", "(0, 2)", "30", "swap", "S (stay)"):
         assert piece in text
     assert not is_invalid(parse_mapf(text.split("for example:")[1], inst))
+
+
+# --- one joint plan naming every robot (issue 23) ---------------------------------------------
+# appendix "MAPF": "the MAS produces a joint plan containing one action sequence for each robot"
+
+def two_steps() -> MAPFInstance:
+    """2 robots on an open 3x4 grid, each one move from its goal: robot 1 R, robot 2 D."""
+    return MAPFInstance(width=4, height=3, obstacles=frozenset(), starts=((0, 0), (1, 3)), goals=((0, 1), (2, 3)))
+
+
+def test_a_partial_plan_is_invalid_and_its_robot_list_is_not_a_joint_plan():
+    inst = two_steps()
+    # The old reader took robot 1's list ["R", "D"] (length 2 = robot count) as the joint plan
+    # "robot 1 R, robot 2 D", which scores 100 here:
+    assert score_mapf((("R",), ("D",)), inst) == 100.0
+    for text in ('{"robot_1": ["R", "D"]}', '```json\n{"plan": {"robot_1": ["R", "D"]}}\n```',
+                 '{"robot_1": ["R", "D"], "explanation": "robot 2 waits"}'):
+        got = parse_mapf(text, inst)
+        assert is_invalid(got), text
+        assert "no moves for robots [2]" in got.reason and "every robot" in got.reason
+        assert score_mapf(got, inst) == 0.0
+    # a bare list of moves is one robot's sequence, never one move per robot
+    assert is_invalid(parse_mapf('["R", "D"]', inst))
+    assert is_invalid(parse_mapf('{"plan": ["R", "D"]}', inst))
+
+
+def test_a_full_plan_with_an_explanation_is_read_and_scored_by_eq_9():
+    inst = lanes()  # 3 robots, rows 0-2, each from column 0 to column 4
+    reply = ('Here is the plan.\n```json\n{"robot_1": ["R", "R", "R", "R"], "robot_2": "R R R R", '
+             '"robot_3": ["R", "R"], "explanation": "robot 3 stops halfway", "reasoning": ["rows are free"]}\n```')
+    plan = parse_mapf(reply, inst)
+    assert plan == (("R",) * 4, ("R",) * 4, ("R", "R"))
+    # By hand: robots 1 and 2 move 4 cells right, (0,0)->(0,4) and (1,0)->(1,4): on their goals.
+    # Robot 3 moves 2, (2,0)->(2,2), then stays: not on (2,4). Eq 9: 2 of 3 robots -> 100 * 2/3 = 66.67.
+    assert score_mapf(plan, inst) == pytest.approx(200 / 3)
+    # the same under a wrapper with other keys, or nested in an answer object
+    wrapped = '{"reasoning": "...", "answer": {"joint_plan": {"1": "RRRR", "2": "RRRR", "3": "RR"}}}'
+    assert parse_mapf(wrapped, inst) == plan
+    assert parse_mapf('{"explanation": "rows", "answer": [["R","R","R","R"], ["R","R","R","R"], ["R","R"]]}', inst) == plan
+
+
+def test_every_robot_once_other_keys_ignored_first_full_plan_wins():
+    inst = bottleneck_5x5()
+    assert parse_mapf('{"robot_1": ["U"], "robot_2": ["D"], "notes": {"robot_9": "x"}}', inst) == (("U",), ("D",))
+    got = parse_mapf('{"robot_1": ["U"], "Robot 1": ["D"], "robot_2": ["S"]}', inst)
+    assert is_invalid(got) and "twice" in got.reason
+    # a draft naming one robot, then the full plan: the full plan is read
+    text = 'Draft: {"robot_1": ["R"]}. Final: {"robot_1": ["D"], "robot_2": ["U"]}'
+    assert parse_mapf(text, inst) == (("D",), ("U",))
+    # robot start cells are not a plan; the plan next to them is
+    text = '{"starts": {"robot_1": [1, 0], "robot_2": [3, 4]}, "answer": {"robot_1": "S", "robot_2": "L"}}'
+    assert parse_mapf(text, inst) == (("S",), ("L",))

@@ -11,6 +11,7 @@ questions as an HF-style ``race_hf.jsonl``.
 
 from __future__ import annotations
 
+import inspect
 import json
 import random
 import re
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from collablab.llm import EndpointSpec, LLMClient, ResponseCache
+from collablab.llm import EndpointError, EndpointSpec, LLMClient, ResponseCache
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
 from collablab.studies.mastracebench import methods as M
 from collablab.studies.mastracebench import metrics as X
@@ -478,15 +479,88 @@ def test_llm_judge_scores_records_and_replays(tmp_path):
     assert again.to_dict() == live.to_dict()
 
 
-def test_an_unreadable_judge_reply_scores_zero_without_retry(tmp_path):
-    with FakeOpenAIServer(lambda b, s: FakeReply("I think it is quite good, maybe 8/10.")) as srv:
-        judge = OG.LLMJudge(client(srv.base_url, tmp_path, "off"))
-        task = OG.OptionGenTask(judge=judge)
-        assert task.score(GOOD, BATS) == 0.0
-        assert srv.n_requests == 1
+# Issue 23 replaced test_an_unreadable_judge_reply_scores_zero_without_retry, which encoded the old
+# behaviour (an unreadable verdict scored 0/0 with one ask): it is now re-asked, then JudgeError.
+
+def _judge_text(body: dict) -> str:
+    return str(body["messages"][0]["content"])
+
+
+def test_a_garbage_verdict_is_asked_again_until_one_is_read(tmp_path):
+    def garbage_twice(body: dict, server: FakeOpenAIServer) -> FakeReply:
+        n = server.count("judge")  # this ask's number
+        return FakeReply("I think it is quite good, maybe 8/10." if n <= 2 else JUDGE_REPLY,
+                         usage={"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110})
+
+    with FakeOpenAIServer(garbage_twice) as srv:
+        task = OG.OptionGenTask(judge=OG.LLMJudge(client(srv.base_url, tmp_path, "rw")))
+        assert task.score(GOOD, BATS) == 80.0  # eq 10: (90 + 70) / 2
+        bodies = list(srv.bodies)
+    assert len(bodies) == 3
     v = task.verdict(GOOD, BATS)
-    assert v.correct_score == v.distractor_score == 0 and v.reason.startswith("unreadable judge reply")
+    assert (v.correct_score, v.distractor_score, v.asks) == (90.0, 70.0, 3)
+    assert v.reason.startswith("read on ask 3 (ask 1: no JSON object") and (v.input_tokens, v.output_tokens) == (300, 30)
     assert [c.kind for c in task.take_scoring_calls()] == ["score_judge"]
+    # every ask: temperature 0, the judge's budget; a re-ask appends the reply and the format reminder
+    assert all(b["temperature"] == 0 and b["max_tokens"] == OG.JUDGE_MAX_TOKENS == 4096 for b in bodies)
+    assert [len(b["messages"]) for b in bodies] == [1, 3, 3]
+    assert bodies[1]["messages"][1] == {"role": "assistant", "content": "I think it is quite good, maybe 8/10."}
+    assert "Answer in the required format" in bodies[2]["messages"][2]["content"]
+    if "thinking" in inspect.signature(LLMClient.chat).parameters:  # the floor's switch has landed
+        assert all(b["chat_template_kwargs"]["enable_thinking"] is False for b in bodies)
+    # replay: the three asks come back from the cache by (call id, attempt)
+    again = OG.OptionGenTask(judge=OG.LLMJudge(client("http://127.0.0.1:9/v1", tmp_path, "replay")))
+    assert again.verdict(GOOD, BATS) == v
+
+
+def test_a_judge_that_never_answers_in_format_raises_judge_error(tmp_path):
+    with FakeOpenAIServer(lambda b, s: FakeReply("Sure! " + "The options look fine. " * 30)) as srv:
+        task = OG.OptionGenTask(judge=OG.LLMJudge(client(srv.base_url, tmp_path, "off")))
+        with pytest.raises(OG.JudgeError, match=r"no readable verdict on item high0002-q0 after 3 ask\(s\)") as e:
+            task.score(GOOD, BATS)
+        assert srv.n_requests == 1 + OG.JUDGE_REASKS == 3
+    assert e.value.item == BATS.id and e.value.reply == ("Sure! " + "The options look fine. " * 30)[:200]
+    assert "last reply begins 'Sure! The options look fine." in str(e.value)
+    assert task.take_scoring_calls() == []  # never a silent 0/0: nothing scored, nothing memoised
+
+
+def test_a_reply_cut_at_the_token_budget_is_unreadable_even_with_a_verdict_in_it(tmp_path):
+    replies = iter([FakeReply(JUDGE_REPLY, finish_reason="length"), FakeReply('{"correct_score": 60, "distractor_score": 40}')])
+    with FakeOpenAIServer(lambda b, s: next(replies)) as srv:
+        v = OG.LLMJudge(client(srv.base_url, tmp_path, "off")).judge(GOOD, BATS, "j")
+    assert (v.correct_score, v.distractor_score, v.asks) == (60.0, 40.0, 2) and "cut at the token budget" in v.reason
+
+
+class FakeClient:
+    """A client object without the floor: ``chat_sync(messages, **kwargs)``, scripted replies."""
+
+    endpoint = type("E", (), {"model": "fake-judge"})()
+
+    def __init__(self, replies):
+        self.replies, self.calls = list(replies), []
+
+    def chat_sync(self, messages, **kwargs):
+        self.calls.append((messages, kwargs))
+        text, finish = self.replies.pop(0)
+        return type("R", (), {"text": text, "finish_reason": finish, "cache": "off",
+                              "usage": type("U", (), {"prompt_tokens": 7, "completion_tokens": 3})()})()
+
+
+def test_the_judge_asks_with_thinking_off_temperature_0_and_distinct_attempts():
+    fake = FakeClient([("nope", "stop"), ('{"correct_score": 90', "length"), (JUDGE_REPLY, "stop")])
+    v = OG.LLMJudge(fake).judge(GOOD, BATS, "mastracebench/option_gen/judge/x")
+    assert (v.score, v.asks, v.input_tokens, v.output_tokens) == (80.0, 3, 21, 9)
+    kws = [kw for _, kw in fake.calls]
+    assert [kw["attempt"] for kw in kws] == [0, 1, 2]
+    for kw in kws:
+        assert kw["thinking"] == "off" and kw["temperature"] == 0.0 and kw["max_tokens"] == 4096
+        assert kw["call_id"] == "mastracebench/option_gen/judge/x" and kw["sample_index"] == 0
+    assert isinstance(fake.calls[0][0], str) and fake.calls[2][0][1]["content"] == '{"correct_score": 90'
+    with pytest.raises(OG.JudgeError):
+        OG.LLMJudge(FakeClient([("x", "stop")] * 3)).judge(GOOD, BATS, "c")
+    one = FakeClient([("x", "stop")])
+    with pytest.raises(OG.JudgeError, match="after 1 ask"):
+        OG.LLMJudge(one, reasks=0).judge(GOOD, BATS, "c")
 
 
 @pytest.mark.parametrize("reply, expect", [
@@ -503,12 +577,14 @@ def test_parse_judge_reply(reply, expect):
 
 
 def test_a_dead_server_raises_and_scores_nothing(tmp_path):
+    # (issue 23: a transport failure is the floor's EndpointError; OG.JudgeError, which was an alias
+    # of it, now names an unreadable verdict)
     with FakeOpenAIServer(lambda b, s: FakeReply(status=500, error_message="boom")) as srv:
         task = OG.OptionGenTask(judge=OG.LLMJudge(client(srv.base_url, tmp_path, "off", attempts=1)))
-        with pytest.raises(OG.JudgeError, match="mastracebench/option_gen/judge/high0002-q0/"):
+        with pytest.raises(EndpointError, match="mastracebench/option_gen/judge/high0002-q0/"):
             task.score(GOOD, BATS)
     task = OG.OptionGenTask(judge=OG.LLMJudge(client("http://127.0.0.1:9/v1", tmp_path, "off", attempts=1)))
-    with pytest.raises(OG.JudgeError):
+    with pytest.raises(EndpointError):
         task.score(GOOD, BATS)
     assert task.take_scoring_calls() == []  # nothing was scored, nothing memoised
 
@@ -533,7 +609,7 @@ def test_rubrics_are_built_once_cached_in_a_file_and_checked(tmp_path):
         OG.RubricCache(dead, path).get(changed)
     with pytest.raises(ValueError, match="built by llm:fake-model.*this cache builds with optiongen-rubric-offline"):
         OG.RubricCache(path=path).get(BATS)
-    with pytest.raises(OG.JudgeError):
+    with pytest.raises(EndpointError):  # was OG.JudgeError, an alias of it before issue 23
         OG.RubricCache(dead).get(BATS)
     (tmp_path / "broken.json").write_text("{}")
     with pytest.raises(ValueError, match="not a rubric file"):
@@ -553,3 +629,43 @@ def test_offline_rubrics_are_deterministic_and_grounded_in_the_reference_options
     assert all(f'"{d.rstrip(".")}"' in r.distractors for d in BATS.distractors)
     assert OG.Rubric.from_dict(r.to_dict()) == r
     assert isinstance(OG.judge_for(O.HeuristicBackend()), OG.RuleJudge)
+
+
+# ------------------------------------------------------------------ an unreadable judge through the run grid
+
+def test_an_unreadable_judge_fails_the_unit_and_a_rerun_finishes_it(tmp_path):
+    from collablab.runs import load_failures, load_run, run_grid
+    from collablab.studies import mastracebench as S
+
+    def serve(judge_reply: str):
+        def handler(body: dict, server: FakeOpenAIServer) -> FakeReply:
+            if body["model"] != "judge":
+                return FakeReply(json.dumps(GOOD.to_dict()))
+            if _judge_text(body).startswith("You prepare the scoring criteria"):
+                return FakeReply(RUBRIC_REPLY)
+            server.count("judge")
+            return FakeReply(judge_reply)
+        return handler
+
+    with FakeOpenAIServer() as probe:  # a free port for both servers
+        port = probe.port
+    spec = {"task": "option_gen", "method": "Single-Agent", "instance": 0, "race_path": str(JSONL), "backend": "llm",
+            "model": "m0", "judge_model": "judge", "base_url": f"http://127.0.0.1:{port}/v1",
+            "llm_cache": str(tmp_path / "c.sqlite"), "llm_cache_mode": "rw", "llm_max_attempts": 1}
+    grid = dict(study="mastracebench", out_root=tmp_path, run_id="r", workers=1, validate=S.validate)
+    with FakeOpenAIServer(serve("The distractors are decent; I would say 7/10."), port=port, models=["m0", "judge"]) as srv:
+        with pytest.warns(UserWarning, match="1 of 1 episodes failed"):
+            res = run_grid([spec], **grid)
+        assert srv.count("judge") - 1 == 1 + OG.JUDGE_REASKS  # three asks, all unreadable
+    assert res.n_failed == 1 and res.n_done == 0
+    fail = load_failures(res.run_dir).iloc[0]
+    assert fail["error_type"] == "JudgeError"
+    assert "no readable verdict on item" in fail["error"] and "I would say 7/10" in fail["error"]
+    # the rerun replays the MAS call, the rubric and the three unreadable asks from the cache, then asks afresh
+    with FakeOpenAIServer(serve(JUDGE_REPLY), port=port, models=["m0", "judge"]) as srv:
+        res = run_grid([spec], **grid)
+        assert srv.count("judge") - 1 == 1
+    assert res.ok and res.n_new == 1 and not res.failures
+    episodes, steps = load_run(res.run_dir)
+    (t,) = S.trajectories_of(steps)
+    assert t.answer.score == 80.0 and t.scorer["model"] == "judge"

@@ -29,7 +29,7 @@ from collablab.testing import check_records
     ({"task": "mapf", "method": "MAPR", "instance": 0, "backend": "llm", "model": "m", "models": "a,b"},
      "models: 2 comma-separated values for 3 agents"),
     ({"task": "mapf", "method": "MAPR", "instance": 0, "backend": "llm", "model": "m", "thinking": "yes"},
-     "thinking: 'yes' is not allowed; allowed: auto, paper, none"),
+     "thinking: 'yes' is not allowed; allowed: paper, on, off, auto"),
     ({"task": "option_gen", "method": "MAPR", "instance": 0}, "race_path: OptionGen reads RACE items from a copy you give"),
 ])
 def test_bad_specs_are_refused_naming_the_field(spec, match):
@@ -100,7 +100,9 @@ def _llm(url: str, tmp_path, **kw):
             "llm_cache_mode": "rw", **kw}
 
 
-def test_thinking_mode_is_asked_of_vllm_on_mapf_and_gomoku_only(tmp_path):
+def test_thinking_mode_is_asked_on_mapf_and_gomoku_only_whatever_the_provider(tmp_path):
+    """Appendix: thinking on MAPF and Gomoku, off on the other tasks; with ``provider: auto`` and a
+    base URL too (issue 23: it used to be sent to vLLM only); ``auto`` sends nothing."""
     bodies, handler = _server_log()
     with FakeOpenAIServer(handler) as srv:
         S.run_spec({"task": "mapf", "method": "Single-Agent", "instance": 0, **_llm(srv.base_url, tmp_path, provider="vllm")})
@@ -108,10 +110,10 @@ def test_thinking_mode_is_asked_of_vllm_on_mapf_and_gomoku_only(tmp_path):
                     **_llm(srv.base_url, tmp_path, provider="vllm")})
         S.run_spec({"task": "mapf", "method": "Single-Agent", "instance": 1, **_llm(srv.base_url, tmp_path)})
         S.run_spec({"task": "evidence_chain", "method": "Single-Agent", "instance": 1,
-                    **_llm(srv.base_url, tmp_path, thinking="paper")})
-    kw = [b.get("chat_template_kwargs") for b in bodies]
-    assert kw == [{"enable_thinking": True}, {"enable_thinking": False}, None, {"enable_thinking": False}]
-    assert all(b["temperature"] == 1.0 for b in bodies)
+                    **_llm(srv.base_url, tmp_path, thinking="auto")})
+    kw = [(b.get("chat_template_kwargs") or {}).get("enable_thinking") for b in bodies]
+    assert kw == [True, False, True, None]
+    assert all(b["temperature"] == 1.0 and b["max_tokens"] == 16384 for b in bodies)
 
 
 def test_runs_are_cached_apart_and_the_acceptance_probe_runs_at_temperature_0(tmp_path):

@@ -339,7 +339,7 @@ def test_auto_picks_the_constraint_by_provider_and_sends_it(observations, tmp_pa
     body = bodies[0]
     assert ("grammar" in body) == (mode == "grammar") and ("response_format" in body) == (mode == "json_schema")
     if mode == "grammar":
-        assert body["grammar"] == tool_grammar(obs, thought_chars=thought_chars_for(256, True))
+        assert body["grammar"] == tool_grammar(obs, thought_chars=thought_chars_for(4096, True))
     if mode == "json_schema":
         rf = body["response_format"]
         assert rf["type"] == "json_schema" and rf["json_schema"]["schema"] == tool_schema(obs)

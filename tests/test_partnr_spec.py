@@ -23,6 +23,7 @@ from collablab.studies.partnr.tasks import FAMILIES, generate_task, load_task, l
     ({"agent_profiles": "default,default,weak"}, "agent_profiles: 3 comma-separated values for 2 agents"),
     ({"backend": "llm"}, "model: backend 'llm' needs a model name"),
     ({"backend": "llm", "model": "m", "constrained": "regex"}, "constrained: 'regex' is not allowed"),
+    ({"constrained": "regex"}, "constrained: 'regex' is not allowed"),  # offline too: never silently ignored
     ({"backend": "llm", "model": "m", "base_url": "localhost:8000"}, "base_url: 'localhost:8000' must start with http"),
     ({"max_cycles": 0}, "max_cycles: must be an integer >= 1"),
     ({"colour": "red"}, r"spec: unknown key\(s\) \['colour'\]"),

@@ -50,6 +50,9 @@ from .structured import (
 )
 from .types import (
                     CACHE_MODES,
+                    PARAM_RULES,
+                    PROVIDERS,
+                    THINKING,
                     ENDPOINT_ERROR_KINDS,
                     STRUCTURED_MODES,
                     EndpointError,
@@ -62,7 +65,7 @@ from .types import (
 )
 
 __all__ = [
-    "CACHE_MODES", "CacheMiss", "CachedReply", "ResponseCache", "cache_key",
+    "CACHE_MODES", "PARAM_RULES", "PROVIDERS", "THINKING", "CacheMiss", "CachedReply", "ResponseCache", "cache_key",
     "canonical_request", "default_cache_mode", "default_cache_path",
     "ENDPOINT_ERROR_KINDS", "EndpointCheckError", "EndpointError", "EndpointLimiter", "EndpointSpec",
     "LLMCallError", "LLMClient", "LLMResult", "ServedModel", "Usage", "check_endpoint", "check_endpoints",

@@ -68,8 +68,8 @@ class LLMSettings:
     (``[THINKING] ... [ACTION] {...}``); ``json_object`` / ``json_schema`` ask for one JSON
     object per call (grammar-constrained on llama.cpp, schema-constrained on OpenAI/vLLM)."""
 
-    temperature: float = 0.0
-    max_tokens: int = 1024
+    temperature: float | None = None  # None: not sent (the server's or model's default)
+    max_tokens: int | None = None  # None: not sent (the server's budget)
     structured_mode: str = "none"
     multimodal: bool = False
     grounding: str = "rules"  # "rules" | "rules+llm" (Fig. 25's resolver when the rules fail)
@@ -353,7 +353,8 @@ class LLMPolicy(Policy):
                                                                          name=schema)
         res = self.client.run(ask(self.client, msgs, parse, call_id=call_id, max_reasks=s.max_reasks,
                                   reask=_reask, mode=s.structured_mode, temperature=s.temperature,
-                                  max_tokens=s.max_tokens, seed=self.ctx.seed, response_format=rf))
+                                  max_tokens=s.max_tokens, response_format=rf,
+                                  seed=self.ctx.seed if s.temperature is not None else None))
         tp = sum(a.usage.prompt_tokens or 0 for a in res.asks)
         tc = sum(a.usage.completion_tokens or 0 for a in res.asks)
         latency = res.latency_s

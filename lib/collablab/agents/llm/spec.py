@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ...llm import CACHE_MODES, EndpointSpec, LLMClient, ResponseCache, check_key_env_name, default_cache_mode
+from ...llm import CACHE_MODES, PARAM_RULES, THINKING, EndpointSpec, LLMClient, ResponseCache, check_key_env_name, default_cache_mode
 from .policy import LLMPolicy, LLMSettings
 
 #: Endpoint keys every study with an LLM backend takes (docs/llm_backends.md, "Batch runs").
@@ -16,6 +16,7 @@ ENDPOINT_DEFAULTS: dict[str, Any] = {
     "llm_replicas": None,  # more base URLs serving the same model (list, or one string of space-separated URLs)
     "llm_extra_body": None,  # dict sent as the request's extra_body (guided_json, chat_template_kwargs, ...)
     "llm_outage_wait_s": 600.0,  # how long a call waits for a down server to answer again before the episode fails
+    "llm_param_rules": "auto",  # auto | standard | reasoning (OpenAI's reasoning models: max_completion_tokens, no sampling keys)
 }
 
 #: Spec keys of policy "llm" (see docs/llm_backends.md). ``model``, ``base_url``, ``provider``,
@@ -28,8 +29,12 @@ LLM_DEFAULTS: dict[str, Any] = {
     "api_key_env": None,  # NAME of the key's env var; None: OPENAI_API_KEY for OpenAI, no key otherwise
     "llm_cache": None,  # cache file; None: $COLLABLAB_LLM_CACHE or outputs/llm_cache.sqlite
     "llm_cache_mode": None,  # rw | replay | off; None: $COLLABLAB_LLM_CACHE_MODE or rw
-    "temperature": 0.0,
-    "max_tokens": 1024,
+    # MECoBench App. B.2: "we adopt the recommended generation configurations ... For closed-source
+    # models, we use the official APIs with their default generation settings": sampling and the
+    # token budget are left to the server (None: not sent), thinking as the model's default.
+    "temperature": None,
+    "max_tokens": None,
+    "thinking": "auto",  # on | off | auto (not sent): the model's thinking mode (collablab.llm.wire)
     "structured_mode": "none",  # none (the paper's tagged text) | json_object (llama.cpp) | json_schema
     "multimodal": False,  # also send the rendered views (leader_vision: the combined image)
     "grounding": "rules",  # rules | rules+llm (Fig. 25's resolver when the rules fail)
@@ -81,10 +86,13 @@ def replicas_of(s: Mapping[str, Any]) -> tuple[str, ...]:
 def endpoint_options(s: Mapping[str, Any]) -> dict[str, Any]:
     """The :class:`EndpointSpec` fields a resolved spec sets (limits, replicas, extra_body, outage wait)."""
     extra = s.get("llm_extra_body")
+    thinking = s.get("thinking")
     return dict(max_concurrency=int(s["llm_max_concurrency"]), timeout_s=float(s["llm_timeout_s"]),
                 max_attempts=int(s["llm_max_attempts"]), replicas=replicas_of(s),
                 outage_wait_s=float(s.get("llm_outage_wait_s", ENDPOINT_DEFAULTS["llm_outage_wait_s"])),
-                default_params={"extra_body": dict(extra)} if extra else {})
+                default_params={"extra_body": dict(extra)} if extra else {},
+                param_rules=s.get("llm_param_rules") or "auto",
+                thinking=thinking if thinking in THINKING else "auto")
 
 
 def check_endpoint_options(s: Mapping[str, Any]) -> None:
@@ -101,6 +109,22 @@ def check_endpoint_options(s: Mapping[str, Any]) -> None:
     v = s.get("llm_outage_wait_s", 0.0)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
         raise ValueError(f"llm_outage_wait_s: must be a number of seconds >= 0, got {v!r}")
+    rules = s.get("llm_param_rules", "auto")
+    if rules not in PARAM_RULES:
+        raise ValueError(f"llm_param_rules: {rules!r} is not allowed; allowed: {', '.join(PARAM_RULES)}")
+
+
+def check_sampling(s: Mapping[str, Any], thinking: tuple[str, ...] = THINKING) -> None:
+    """Reject a bad ``temperature`` (a number in [0, 2], or None: not sent), ``max_tokens`` (an
+    integer >= 1, or None: the server's budget) and ``thinking`` (one of ``thinking``)."""
+    t = s["temperature"]
+    if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2):
+        raise ValueError(f"temperature: must be a number in [0, 2] or None (not sent), got {t!r}")
+    m = s["max_tokens"]
+    if m is not None and (isinstance(m, bool) or not isinstance(m, int) or m < 1):
+        raise ValueError(f"max_tokens: must be an integer >= 1 or None (the server's budget), got {m!r}")
+    if "thinking" in s and s["thinking"] not in thinking:
+        raise ValueError(f"thinking: {s['thinking']!r} is not allowed; allowed: {', '.join(thinking)}")
 
 
 def endpoint_spec(s: Mapping[str, Any], model: str, base_url: str | None = None) -> EndpointSpec:
@@ -115,7 +139,7 @@ def endpoint_spec(s: Mapping[str, Any], model: str, base_url: str | None = None)
     if url != s["base_url"]:  # another server (e.g. a judge's): the spec's replicas are not its replicas
         opts["replicas"] = ()
     return EndpointSpec(alias=backend_label(s["provider"], url, model), model=model, base_url=url,
-                        api_key_env=env, **opts)
+                        api_key_env=env, provider=s["provider"] or "auto", **opts)
 
 
 def endpoint_client(s: Mapping[str, Any], model: str, base_url: str | None = None,
@@ -135,10 +159,12 @@ def live(s: Mapping[str, Any], endpoints: Iterable[EndpointSpec]) -> list[Endpoi
     return list({e.alias: e for e in endpoints}.values())
 
 
-def check_endpoint_keys(s: Mapping[str, Any]) -> None:
+def check_endpoint_keys(s: Mapping[str, Any], thinking: tuple[str, ...] = THINKING) -> None:
     """Reject bad single-endpoint keys of a resolved spec, the ones every study with one endpoint
     shares: ``base_url``, ``provider``, ``api_key_env``, ``llm_cache_mode``, ``temperature``,
-    ``llm_timeout_s`` (ValueError naming the key and the allowed values)."""
+    ``max_tokens``, ``thinking`` (one of ``thinking``), ``llm_timeout_s`` (ValueError naming the
+    key and the allowed values)."""
+    check_sampling(s, thinking)
     url = s["base_url"]
     if url is not None and not (isinstance(url, str) and re.match(r"^https?://", url)):
         raise ValueError(f"base_url: {url!r} must start with http:// or https://")
@@ -147,9 +173,6 @@ def check_endpoint_keys(s: Mapping[str, Any]) -> None:
     check_key_env_name(s["api_key_env"])
     if s["llm_cache_mode"] is not None and s["llm_cache_mode"] not in CACHE_MODES:
         raise ValueError(f"llm_cache_mode: {s['llm_cache_mode']!r} is not allowed; allowed: {', '.join(CACHE_MODES)}")
-    t = s["temperature"]
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2:
-        raise ValueError(f"temperature: must be a number in [0, 2], got {t!r}")
     v = s["llm_timeout_s"]
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
         raise ValueError(f"llm_timeout_s: must be a positive number, got {v!r}")
@@ -179,10 +202,8 @@ def check_llm_spec(s: Mapping[str, Any]) -> None:
         raise ValueError(f"llm_cache_mode: {s['llm_cache_mode']!r} is not allowed; allowed: {', '.join(CACHE_MODES)}")
     if s["llm_cache"] is not None and not isinstance(s["llm_cache"], (str, Path)):
         raise ValueError(f"llm_cache: must be a file path or None, got {s['llm_cache']!r}")
-    t = s["temperature"]
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 2:
-        raise ValueError(f"temperature: must be a number in [0, 2], got {t!r}")
-    for key, lo in (("max_tokens", 1), ("llm_max_concurrency", 1), ("llm_max_attempts", 1), ("llm_max_reasks", 0)):
+    check_sampling(s)
+    for key, lo in (("llm_max_concurrency", 1), ("llm_max_attempts", 1), ("llm_max_reasks", 0)):
         v = s[key]
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
             raise ValueError(f"{key}: must be an integer >= {lo}, got {v!r}")
@@ -208,14 +229,15 @@ def llm_endpoints(s: Mapping[str, Any]) -> list[EndpointSpec]:
         if env is None and provider_of(prov, url) == "openai":
             env = "OPENAI_API_KEY"
         out.append(EndpointSpec(alias=alias or backend_label(prov, url, model), model=model, base_url=url,
-                                api_key_env=env, structured_mode=s["structured_mode"], **endpoint_options(s)))
+                                api_key_env=env, structured_mode=s["structured_mode"], provider=prov or "auto",
+                                **endpoint_options(s)))
     return out
 
 
 def make_llm_policies(s: Mapping[str, Any]) -> list[LLMPolicy]:
     """One :class:`LLMPolicy` per agent from a resolved spec; clients of one endpoint share a bound."""
     cache = ResponseCache(s["llm_cache"], s["llm_cache_mode"])
-    settings = LLMSettings(temperature=float(s["temperature"]), max_tokens=int(s["max_tokens"]),
+    settings = LLMSettings(temperature=s["temperature"], max_tokens=s["max_tokens"],
                            structured_mode=s["structured_mode"], multimodal=bool(s["multimodal"]),
                            grounding=s["grounding"], max_reasks=int(s["llm_max_reasks"]))
     labels = [backend_label(p, u, m) for p, u, m in zip(*(per_agent(s[k], s["n_agents"], k)

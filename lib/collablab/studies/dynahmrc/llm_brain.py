@@ -642,19 +642,19 @@ class LLMBrain:
     ``llm:<model>``. Any object with ``endpoint`` and ``chat_sync(messages, **kw) -> LLMResult``
     serves as the client."""
 
-    def __init__(self, client: LLMClient, *, temperature: float = 0.5, max_tokens: int = 1024,
+    def __init__(self, client: LLMClient, *, temperature: float | None = 0.5, max_tokens: int | None = 8192,
                  extra_params: Mapping[str, Any] | None = None, namespace: str = "",
                  label: str | None = None) -> None:
-        if max_tokens < 1:
-            raise ValueError(f"max_tokens: {max_tokens}; must be >= 1")
+        if max_tokens is not None and max_tokens < 1:
+            raise ValueError(f"max_tokens: {max_tokens}; must be >= 1 or None (the server's budget)")
         self.client = client
-        self.temperature, self.max_tokens = float(temperature), int(max_tokens)
+        self.temperature, self.max_tokens = temperature, max_tokens
         self.extra_params = dict(extra_params or {})
         self.namespace = namespace if not namespace or namespace.endswith("/") else namespace + "/"
         self.label = label or f"llm:{client.endpoint.model}"
 
     def __repr__(self) -> str:
-        return f"LLMBrain({self.label!r}, temperature={self.temperature:g})"
+        return f"LLMBrain({self.label!r}, temperature={self.temperature!r})"
 
     def call_id(self, ctx: Context, stage: str) -> str:
         """The logical id of one call."""

@@ -374,7 +374,7 @@ SCORES_SCHEMA: dict[str, Any] = {"type": "object", "properties": {"scores": {"ty
 class _LLMScorer:
     client: Any
     temperature: float = 0.0
-    max_tokens: int = 400
+    max_tokens: int | None = 400
     call_prefix: str = "dynahmrc/llm-mcts"
     memo: dict[str, list[float]] = field(default_factory=dict)
     calls: int = 0
@@ -425,7 +425,7 @@ class LLMBelief(_LLMScorer):
         return self.score(prompt, len(places))
 
 
-def llm_prior(client: Any, *, temperature: float = 0.0, max_tokens: int = 400,
+def llm_prior(client: Any, *, temperature: float = 0.0, max_tokens: int | None = 400,
               call_prefix: str = "dynahmrc/llm-mcts/policy") -> LLMPrior:
     """A PUCT policy prior backed by an OpenAI-compatible model (:class:`collablab.llm.LLMClient`)."""
     return LLMPrior(client, temperature, max_tokens, call_prefix)

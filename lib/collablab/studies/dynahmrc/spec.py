@@ -29,6 +29,7 @@ import functools
 from dataclasses import replace
 from typing import Any, Callable
 
+from ...llm import THINKING
 from ...agents.llm import ENDPOINT_DEFAULTS, backend_label, check_endpoint_keys, endpoint_client, endpoint_spec, live
 from ...runs.spec_checks import check_choice, check_int, with_defaults
 from .brain import Brain, Context, Reply
@@ -62,7 +63,9 @@ DEFAULTS: dict[str, Any] = {
     "backend": "heuristic", "profile": "default",
     "model": None, "base_url": None, "provider": "auto", "api_key_env": None,
     "llm_cache": None, "llm_cache_mode": None,
-    "temperature": 0.5, "max_tokens": 512,
+    # §4.2: "we set the temperature parameter to 0.5"; the paper gives no token budget: 8192 lets
+    # a reasoning model think and still answer (a cut reply is an invalid action, ``truncated``).
+    "temperature": 0.5, "max_tokens": 8192, "thinking": "auto",
     "llm_max_concurrency": 2, "llm_timeout_s": 600.0, "llm_max_attempts": 4, **ENDPOINT_DEFAULTS,
     "max_steps": None,  # None: the task's step cap (20 / 30 / 50; 30 with a variation)
     "seed": 0, "run": 0,
@@ -79,12 +82,13 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     check_choice(s, "variation", VARIATIONS)
     check_choice(s, "method", METHOD_NAMES)
     check_choice(s, "backend", BACKENDS)
+    check_choice(s, "thinking", THINKING)  # on every backend: a typo is an error offline too
     for key in ("history", "feedback", "leader", "reflection"):
         if not isinstance(s[key], bool):
             raise ValueError(f"{key}: must be true or false, got {s[key]!r}")
     for key, low in (("instance", 0), ("task_seed", 0), ("T", 1), ("zones", 1), ("memory", 1), ("long_memory", 1),
                      ("reflect_every", 1), ("k_sel", 1), ("mcts_iterations", 1), ("mcts_depth", 1), ("mcts_max_sim_actions", 1), ("seed", 0),
-                     ("run", 0), ("max_tokens", 1), ("llm_max_concurrency", 1), ("llm_max_attempts", 1)):
+                     ("run", 0), ("llm_max_concurrency", 1), ("llm_max_attempts", 1)):
         check_int(s, key, low)
     if s["max_steps"] is not None:
         check_int(s, "max_steps", 1)
@@ -159,7 +163,7 @@ def brain_maker(s: dict[str, Any]) -> Callable[[str, str], Brain]:
     client = endpoint_client(s, s["model"])
     label = backend_label(s["provider"], s["base_url"], s["model"])
     ns = f"run{s['run']}/" if s["run"] else ""
-    return lambda name, code: LLMBrain(client, temperature=float(s["temperature"]), max_tokens=int(s["max_tokens"]),
+    return lambda name, code: LLMBrain(client, temperature=s["temperature"], max_tokens=s["max_tokens"],
                                        namespace=ns, label=label)
 
 
@@ -176,7 +180,8 @@ def _search(s: dict[str, Any]):
 
     prior = None
     if s["method"] == "llm_mcts":
-        prior = llm_prior(endpoint_client(s, s["model"])) if s["backend"] == "llm" else heuristic_prior
+        prior = (llm_prior(endpoint_client(s, s["model"]), max_tokens=s["max_tokens"]) if s["backend"] == "llm"
+                 else heuristic_prior)
     return MCTSPlanner(instructions=s["method"] != "mcts_noins", iterations=s["mcts_iterations"],
                        depth=s["mcts_depth"], c=float(s["mcts_c"]), seed=_seed(s), policy_prior=prior,
                        max_sim_actions=s["mcts_max_sim_actions"])

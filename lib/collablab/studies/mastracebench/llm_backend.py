@@ -6,15 +6,19 @@ logical ``call_id`` and ``sample`` index, which makes replay independent of call
 Inference settings follow the paper's appendix: temperature 1.0 for MAS calls (the default
 here) and 0 for Negotiation's acceptance query (eq. 17), which episodes send as role
 ``"opponent"`` (``probe_temperature``). OptionGen's judge has its own client (tasks.option_gen).
-``extra_params`` are sent with every call and are part of the cache key (e.g.
-``{"extra_body": {"chat_template_kwargs": {"enable_thinking": True}}}``, vLLM's switch for Qwen3's thinking
-mode). ``namespace`` prefixes every cache key's call id, so repeated runs of one unit (run 1,
+``extra_params`` are sent with every call and are part of the cache key; ``thinking`` (on, off,
+auto) asks for the model's thinking mode, translated per server by the LLM floor. ``namespace`` prefixes every cache key's call id, so repeated runs of one unit (run 1,
 run 2, ...) sample afresh instead of replaying run 0; the records keep the logical ids.
 
 ``max_tokens`` caps every reply; ``response_format`` (default None: not sent) is passed to the
 API as it is, e.g. ``{"type": "json_object"}`` for llama.cpp's server, which then constrains
 every reply to one JSON object (what the tasks' parsers and the role formats read). It is part
 of the cache key. (With the default None, an ``EndpointSpec.default_params`` entry applies.)
+
+Only the final answer is returned: the LLM floor keeps the thoughts (inline ``<think>`` blocks or
+``reasoning_content``) apart (:mod:`collablab.llm.reply`), so a draft in them is never scored. A
+reply cut at ``max_tokens`` is returned as ``Reply("", truncated=True)``: its fragment reaches no
+parser, the method records an invalid proposal, and the call record says ``truncated``.
 
 Failures are kept apart by whose they are. A reply the model gave, however bad (an empty one
 included), is returned as text, and the method records it as an invalid proposal. A call that
@@ -47,7 +51,8 @@ class LLMBackend:
     client: LLMClient
     clients: Mapping[str, LLMClient] = field(default_factory=dict)
     temperature: float = 1.0
-    max_tokens: int | None = 1024
+    max_tokens: int | None = 16384
+    thinking: str | None = None  # on | off | auto for every call (None: the endpoint's)
     response_format: Mapping[str, Any] | None = None
     label: str = ""
     extra_params: Mapping[str, Any] | None = None
@@ -75,8 +80,12 @@ class LLMBackend:
         temperature = self.probe_temperature if request.role == "opponent" else self.temperature
         result: Any = client.chat_sync(request.prompt, call_id=call_id, sample_index=request.sample,
                                        temperature=temperature, max_tokens=self.max_tokens,
-                                       response_format=self.response_format, extra_params=self.extra_params)
+                                       response_format=self.response_format, extra_params=self.extra_params,
+                                       thinking=self.thinking)
         if result.error is not None:
             raise EndpointError(result) from None
         usage = result.usage
-        return Reply(result.text or "", int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0))
+        tokens = int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0)
+        if result.truncated:
+            return Reply("", *tokens, truncated=True)
+        return Reply(result.text or "", *tokens)

@@ -260,7 +260,8 @@ class _Session:
         req = Request(role=role, task=self.spec.name, instance=self.instance, agent=index, round=rnd,
                       sample=sample, prompt=prompt, context=ctx, call_id=cid)
         reply = self.backend.answer(req)
-        self.calls.append(Call(cid, role, rnd, agent, int(reply.input_tokens), int(reply.output_tokens), sample))
+        self.calls.append(Call(cid, role, rnd, agent, int(reply.input_tokens), int(reply.output_tokens), sample,
+                               truncated=bool(getattr(reply, "truncated", False))))
         return reply.text
 
     def grade(self, text: str) -> Proposal:

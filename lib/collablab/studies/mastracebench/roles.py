@@ -63,6 +63,7 @@ class Reply:
     text: str
     input_tokens: int = 0
     output_tokens: int = 0
+    truncated: bool = False  # cut at the token budget: ``text`` is then "" (a fragment is never read)
 
 
 class Backend(Protocol):

@@ -24,11 +24,13 @@ Decisions (ours; tested in tests/test_mastracebench_spec.py):
 - **Runs.** ``run`` is the repeat index (the appendix averages static tasks over 3 runs). It
   is written in every record; an LLM run ``r > 0`` keys its cached calls apart from run 0
   (``LLMBackend.namespace``) and the heuristic draws from seed ``(seed, run)``.
-- **Inference settings** (appendix): MAS calls at ``temperature`` 1.0, Negotiation's acceptance
-  probes and OptionGen's judge at 0. ``thinking``: ``"auto"`` asks a vLLM server for thinking
-  mode (``chat_template_kwargs.enable_thinking``, read by Qwen3's chat template) on MAPF and
-  Gomoku and for no thinking on the other tasks, and sends nothing to other providers (they may
-  reject the field); ``"paper"`` sends it to any provider; ``"none"`` never sends it.
+- **Inference settings** (appendix, "Model and Inference Settings": "The sampling temperature is
+  set to 1.0 ... max_tokens=16,384. For Qwen3-32B, thinking mode is enabled on MAPF and Gomoku
+  ... and disabled on the other four benchmarks"): MAS calls at ``temperature`` 1.0 with
+  ``max_tokens`` 16,384; Negotiation's acceptance probes and OptionGen's judge at 0.
+  ``thinking``: ``"paper"`` (default) asks for thinking on MAPF and Gomoku and for none on the
+  other tasks, on every provider (the floor translates it: :mod:`collablab.llm.wire`);
+  ``"on"``/``"off"`` on every task; ``"auto"`` sends nothing (the model's default).
 - **OptionGen's judge** (eq. 10) is the rule judge offline and the backbone on an LLM backend,
   unless ``judge_model`` (and ``judge_base_url``) names another model, as the paper's Qwen3-32B
   judge is one fixed model for every evaluated backbone. Its calls and tokens are recorded apart
@@ -45,7 +47,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ...agents.llm import ENDPOINT_DEFAULTS, backend_label, check_endpoint_keys, endpoint_client, endpoint_spec, live, per_agent, provider_of
+from ...agents.llm import ENDPOINT_DEFAULTS, backend_label, check_endpoint_keys, endpoint_client, endpoint_spec, live, per_agent
 from ...llm import ResponseCache
 from ...runs.spec_checks import check_choice, check_int, with_defaults
 from . import episodes as EP
@@ -68,7 +70,7 @@ DYNAMIC_TASKS = TASK_ORDER[3:]
 PAPER_COUNTS = {"mapf": 157, "option_gen": 235, "evidence_chain": 100, "gomoku": 50, "negotiation": 200,
                 "tactic_duel": 50}
 BACKENDS = ("heuristic", "llm")
-THINKING = ("auto", "paper", "none")
+THINKING = ("paper", "on", "off", "auto")
 #: Tasks run with thinking mode in the paper (appendix, "Model and Inference Settings").
 THINKING_TASKS = ("mapf", "gomoku")
 
@@ -95,8 +97,8 @@ DEFAULTS: dict[str, Any] = {
     "llm_cache": None,  # llm: cache file (None: $COLLABLAB_LLM_CACHE or outputs/llm_cache.sqlite)
     "llm_cache_mode": None,  # llm: rw | replay | off
     "temperature": 1.0,  # llm: MAS calls (appendix); probes and the judge run at 0
-    "max_tokens": 4096,  # llm: per call (the paper allows 16384)
-    "thinking": "auto",  # llm: auto | paper | none (module docstring)
+    "max_tokens": 16384,  # llm: per call (appendix: max_tokens=16,384)
+    "thinking": "paper",  # llm: paper | on | off | auto (module docstring)
     "llm_max_concurrency": 4,
     "llm_timeout_s": 600.0,
     "llm_max_attempts": 4,
@@ -127,9 +129,9 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     check_choice(s, "task", TASK_ORDER)
     check_choice(s, "method", METHODS)
     check_choice(s, "backend", BACKENDS)
-    check_choice(s, "thinking", THINKING)
+    check_choice(s, "thinking", THINKING)  # on every backend: a typo is an error offline too
     for key, low in (("instance", 0), ("instance_seed", 0), ("run", 0), ("seed", 0), ("proposers", 1),
-                     ("rounds", 0), ("max_tokens", 1), ("llm_max_concurrency", 1), ("llm_max_attempts", 1)):
+                     ("rounds", 0), ("llm_max_concurrency", 1), ("llm_max_attempts", 1)):
         check_int(s, key, low)
     check_int(s, "max_decisions", 1, allow_none=True)
     n = instance_count(s["task"], s["race_path"])
@@ -159,7 +161,7 @@ def _check_llm(s: dict[str, Any]) -> None:
         if not isinstance(s["models"], str) or not all(m.strip() for m in s["models"].split(",")):
             raise ValueError(f"models: one model name per proposer, comma-separated (e.g. 'a,b,c'), got {s['models']!r}")
         per_agent(s["models"], s["proposers"], "models")
-    check_endpoint_keys(s)
+    check_endpoint_keys(s, THINKING)
 
 
 def validate(spec: dict[str, Any]) -> None:
@@ -209,10 +211,12 @@ def _instance(s: dict[str, Any]) -> tuple[Any, str]:
 
 # -- backends -----------------------------------------------------------------------------------
 
-def _thinking(s: dict[str, Any]) -> dict[str, Any] | None:
-    if s["thinking"] == "none" or (s["thinking"] == "auto" and provider_of(s["provider"], s["base_url"]) != "vllm"):
-        return None
-    return {"extra_body": {"chat_template_kwargs": {"enable_thinking": s["task"] in THINKING_TASKS}}}
+def thinking_of(s: dict[str, Any]) -> str:
+    """The ``thinking`` a resolved spec's method calls send: ``paper`` is on for MAPF and Gomoku
+    and off for the other tasks (module docstring)."""
+    if s["thinking"] == "paper":
+        return "on" if s["task"] in THINKING_TASKS else "off"
+    return s["thinking"]
 
 
 def _cache(s: dict[str, Any]) -> ResponseCache:
@@ -244,8 +248,8 @@ def make_backend(s: dict[str, Any]) -> Backend:
     labels = [backend_label(s["provider"], s["base_url"], m) for m in [s["model"], *models]]
     return LLMBackend(endpoint_client(s, s["model"], s["base_url"], cache),
                       clients={m: endpoint_client(s, m, s["base_url"], cache) for m in models}, temperature=float(s["temperature"]),
-                      max_tokens=int(s["max_tokens"]), label=",".join(dict.fromkeys(labels)),
-                      extra_params=_thinking(s), namespace=f"run{s['run']}" if s["run"] else "")
+                      max_tokens=s["max_tokens"], label=",".join(dict.fromkeys(labels)),
+                      thinking=thinking_of(s), namespace=f"run{s['run']}" if s["run"] else "")
 
 
 # -- one unit -----------------------------------------------------------------------------------
@@ -296,7 +300,7 @@ def run_spec(spec: dict[str, Any], wrap_team: Callable[[Backend], Backend] | Non
                "score": float(score), "n_units": len(trajs), "valid_answers": sum(t.answer.valid for t in trajs),
                "tokens": sum(c.tokens for c in calls if c.counts_for_tc),
                "scoring_tokens": sum(c.tokens for c in calls if not c.counts_for_tc),
-               "opponent_tokens": opponent_tokens}
+               "opponent_tokens": opponent_tokens, "truncated_calls": sum(c.truncated for c in calls)}
     return {"episode": episode, "steps": [_step(k, t) for k, t in enumerate(trajs)]}
 
 
@@ -334,7 +338,7 @@ _UNIT_EPISODE: dict[str, Any] = {
         "method": {"enum": list(METHODS)},
         "score": EPISODE_SCHEMA["properties"]["score"],
         **{k: {"type": "integer", "minimum": 0} for k in ("index", "run", "seed", "n_units", "valid_answers", "tokens",
-                                                          "scoring_tokens", "opponent_tokens")},
+                                                          "scoring_tokens", "opponent_tokens", "truncated_calls")},
         "backend": {"type": "string", "minLength": 1},
         "static": {"type": "boolean"},
     },

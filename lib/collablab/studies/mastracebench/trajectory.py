@@ -117,6 +117,7 @@ TRAJECTORY_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "call_id": _NAME, "role": _NAME, "round": _INT0, "agent": _NAME, "sample": _INT0,
                     "input_tokens": _INT0, "output_tokens": _INT0, "kind": {"enum": list(CALL_KINDS)},
+                    "truncated": {"const": True},  # only on a reply cut at the token budget
                 },
             },
         },
@@ -266,6 +267,7 @@ class Call:
     output_tokens: int
     sample: int = 0
     kind: str = "agent"
+    truncated: bool = False  # the reply was cut at the token budget: nothing of it was read
 
     def __post_init__(self) -> None:
         if self.kind not in CALL_KINDS:
@@ -289,13 +291,13 @@ class Call:
         """Plain JSON."""
         return {"call_id": self.call_id, "role": self.role, "round": self.round, "agent": self.agent,
                 "sample": self.sample, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "kind": self.kind}
+                "kind": self.kind, **({"truncated": True} if self.truncated else {})}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Call:
         """Inverse of :meth:`to_dict`."""
         return cls(d["call_id"], d["role"], d["round"], d["agent"], d["input_tokens"], d["output_tokens"],
-                   d["sample"], d["kind"])
+                   d["sample"], d["kind"], bool(d.get("truncated", False)))
 
 
 def make_call_id(method: str, task: str, instance: str, state: int | None, role: str, round: int,

@@ -452,17 +452,17 @@ class LLMPlanner:
     one unit sample afresh; ``label`` defaults to ``llm:<provider>:<model>``."""
 
     def __init__(self, client: LLMClient, *, constrained: str = "auto", provider: str = "openai",
-                 temperature: float = 0.0, max_tokens: int = 256, namespace: str = "",
+                 temperature: float | None = 0.0, max_tokens: int | None = 4096, namespace: str = "",
                  label: str | None = None) -> None:
         if constrained not in CONSTRAINED:
             raise ValueError(f"constrained: {constrained!r}; allowed: {', '.join(CONSTRAINED)}")
-        if max_tokens < 1:
-            raise ValueError(f"max_tokens: {max_tokens}; must be >= 1")
+        if max_tokens is not None and max_tokens < 1:
+            raise ValueError(f"max_tokens: {max_tokens}; must be >= 1 or None (the server's budget)")
         self.client = client
         self.provider = provider
         self.constrained = constrained
         self.mode = auto_constraint(provider) if constrained == "auto" else constrained
-        self.temperature, self.max_tokens = float(temperature), int(max_tokens)
+        self.temperature, self.max_tokens = temperature, max_tokens
         self.namespace = namespace if not namespace or namespace.endswith("/") else namespace + "/"
         self.label = label or f"llm:{provider}:{client.endpoint.model}"
 
@@ -484,7 +484,7 @@ class LLMPlanner:
             kw["messages"] = build_messages(obs)
             if self.mode == "grammar":
                 kw["extra_params"] = {"extra_body": {"grammar": tool_grammar(
-                    obs, thought_chars=thought_chars_for(self.max_tokens, obs.predict))}}
+                    obs, thought_chars=thought_chars_for(self.max_tokens or 4096, obs.predict))}}
             else:
                 kw["stop"] = [STOP_WORD]
         return kw

@@ -30,6 +30,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from ...llm import THINKING
 from ...agents.llm import ENDPOINT_DEFAULTS, backend_label, check_endpoint_keys, endpoint_client, endpoint_spec, live, per_agent, provider_of
 from ...runs.spec_checks import check_choice, check_int, with_defaults
 from .calls import ToolCall
@@ -64,7 +65,9 @@ DEFAULTS: dict[str, Any] = {
     "model": None, "models": None,  # llm: one model, or "robot_model,human_model"
     "base_url": None, "provider": "auto", "api_key_env": None,
     "llm_cache": None, "llm_cache_mode": None,
-    "temperature": 0.0, "max_tokens": 256, "constrained": "auto",
+    # The paper gives no decoding settings (§A.1): greedy, and a budget a reasoning model's thoughts
+    # fit in (the ReAct reply itself is a thought and one call; the stop word ends it).
+    "temperature": 0.0, "max_tokens": 4096, "thinking": "auto", "constrained": "auto",
     "llm_max_concurrency": 2, "llm_timeout_s": 600.0, "llm_max_attempts": 4, **ENDPOINT_DEFAULTS,
     "max_cycles": 50, "max_steps": 20_000,
     "seed": 0, "run": 0,
@@ -78,11 +81,12 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     check_choice(s, "observability", OBSERVABILITY)
     check_choice(s, "backend", BACKENDS)
     check_choice(s, "constrained", CONSTRAINED)  # on every backend: a typo is an error offline too
+    check_choice(s, "thinking", THINKING)
     for key in ("oas", "ke", "oana"):
         if not isinstance(s[key], bool):
             raise ValueError(f"{key}: must be true or false, got {s[key]!r}")
     for key, low in (("instance", 0), ("task_seed", 0), ("apartment", 0), ("max_cycles", 1), ("max_steps", 1),
-                     ("seed", 0), ("run", 0), ("max_tokens", 1), ("llm_max_concurrency", 1), ("llm_max_attempts", 1)):
+                     ("seed", 0), ("run", 0), ("llm_max_concurrency", 1), ("llm_max_attempts", 1)):
         check_int(s, key, low)
     if s["task_source"] == "generated":
         check_choice(s, "family", (*FAMILIES, "mixed"))
@@ -173,7 +177,7 @@ def make_planners(s: dict[str, Any]) -> list[Planner]:
     models = _models(s)
     provider = provider_of(s["provider"], s["base_url"])
     return [LLMPlanner(endpoint_client(s, m), constrained=s["constrained"], provider=provider,
-                       temperature=float(s["temperature"]), max_tokens=int(s["max_tokens"]),
+                       temperature=s["temperature"], max_tokens=s["max_tokens"],
                        namespace=f"run{s['run']}/" if s["run"] else "", label=backend_label(s["provider"], s["base_url"], m))
             for m in models]
 

@@ -23,8 +23,12 @@ Decisions the paper leaves open (tested in tests/test_mastracebench_mapf.py):
   later moves start from the wrong cell. The counts keep a strict reading available.
 - **Arrival.** A robot counts when it stands on its goal at the end of execution; passing
   through the goal and leaving it does not count.
-- **Parsing.** Every robot ``1..n`` must be named exactly once (missing, extra, or repeated
-  robots are ``Invalid``); unknown move tokens are ``Invalid``; ``Invalid`` scores 0.
+- **Parsing.** The appendix: "the MAS produces a joint plan containing one action sequence for
+  each robot". A reply is read as ONE joint plan (:func:`parse_mapf`): every robot ``1..n``
+  must be named exactly once (missing, extra, or repeated robots are ``Invalid``, the reason
+  names them); keys naming no robot (``"explanation"``, ``"reasoning"``) are ignored; one
+  robot's move list is never re-read as a joint plan; unknown move tokens are ``Invalid``;
+  ``Invalid`` scores 0.
 - **Canonical form.** Truncated to 30 moves with trailing ``S`` removed: plans that execute
   identically compare equal for voting and agreement (FPA, appendix eq 24).
 """
@@ -32,6 +36,7 @@ Decisions the paper leaves open (tested in tests/test_mastracebench_mapf.py):
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import re
 from collections import deque
@@ -39,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import Invalid, is_invalid, json_values
+from .base import Invalid, is_invalid
 
 __all__ = [
     "DELTAS",
@@ -403,7 +408,9 @@ _WORDS = {"up": "U", "down": "D", "left": "L", "right": "R", "stay": "S", "wait"
 _ROBOT_KEY = re.compile(r"^\s*+(?:robot|agent|r)?[\s_\-#]*+(\d+)\s*$", re.IGNORECASE)
 _ROBOT_LINE = re.compile(r"^\s*+[-*>]*+\s*+\**+\s*+(?:robot|agent|r)[\s_\-#]*+(\d+)\s*+\**+\s*+[:=]\s*(.*)$",
                          re.IGNORECASE)
-_PLAN_KEYS = ("joint_plan", "plan", "plans", "paths", "moves", "actions", "robots")
+_PLAN_KEYS = ("joint_plan", "plan", "plans", "paths", "moves", "actions", "robots", "answer", "final_answer",
+              "solution")
+_OPEN = re.compile(r"[\[{]")
 
 
 def _number(digits: str) -> int | None:
@@ -440,7 +447,8 @@ def _assemble(found: Mapping[int, Any], n: int) -> Plan | Invalid:
     if extra:
         return Invalid(f"unknown robots {extra}; the instance has robots 1..{n}")
     if missing:
-        return Invalid(f"no moves for robots {missing}")
+        return Invalid(f"no moves for robots {missing}: a joint plan gives one move sequence for "
+                       f"every robot, robot_1..robot_{n}")
     seqs = []
     for k in range(1, n + 1):
         seq = _tokens(found[k], k)
@@ -450,42 +458,118 @@ def _assemble(found: Mapping[int, Any], n: int) -> Plan | Invalid:
     return tuple(seqs)  # type: ignore[arg-type]
 
 
-def _from_json(obj: Any, n: int) -> Plan | Invalid:
+def _from_robot_object(obj: Mapping[str, Any], n: int) -> Plan | Invalid:
+    """The joint plan of an object keyed by robot; keys naming no robot are ignored."""
+    found: dict[int, Any] = {}
+    for k, v in obj.items():
+        m = _ROBOT_KEY.match(str(k))
+        if not m:
+            continue  # "explanation", "reasoning", ...
+        r = _number(m.group(1))
+        if r is None:
+            return Invalid(f"robot {m.group(1)[:12]}... is not a robot of the instance")
+        if r in found:
+            return Invalid(f"robot {r} is given twice")
+        found[r] = v
+    return _assemble(found, n)
+
+
+def _is_sequence_list(obj: Any) -> bool:
+    """A list whose every element is a list of strings: move sequences in robot order."""
+    return (isinstance(obj, list) and bool(obj)
+            and all(isinstance(s, list) and all(isinstance(t, str) for t in s) for s in obj))
+
+
+def _from_sequence_list(obj: list[Any], n: int) -> Plan | Invalid:
+    if len(obj) != n:
+        return Invalid(f"{len(obj)} move sequences for {n} robots")
+    return _assemble({k + 1: v for k, v in enumerate(obj)}, n)
+
+
+def _find_plan(obj: Any, n: int, top: bool, depth: int = 0) -> Plan | Invalid | None:
+    """The joint plan in one JSON value, an ``Invalid`` naming why the one it holds is not
+    usable, or None when it holds none.
+
+    An object with robot keys *is* the joint plan (its other keys are ignored; its robot values
+    are not searched further). Otherwise its values are searched, those under
+    ``_PLAN_KEYS`` first; a list of move-sequence lists is a joint plan in robot order only
+    at the top or directly under a plan key. A single robot's move list is never a joint plan.
+    """
+    if depth > 32:
+        return None
     if isinstance(obj, dict):
-        for key in _PLAN_KEYS:
-            inner = next((v for k, v in obj.items() if str(k).lower() == key), None)
-            if isinstance(inner, (dict, list)):
-                return _from_json(inner, n)
-        found: dict[int, Any] = {}
-        for k, v in obj.items():
-            m = _ROBOT_KEY.match(str(k))
-            r = _number(m.group(1)) if m else None
-            if r is None:
-                return Invalid(f"unexpected key {k!r}; expected robot_1..robot_{n}")
-            if r in found:
-                return Invalid(f"robot {m.group(1)} is given twice")
-            found[r] = v
-        return _assemble(found, n)
+        if any(_ROBOT_KEY.match(str(k)) for k in obj):
+            return _from_robot_object(obj, n)
+        plan_keyed = [(True, v) for k, v in obj.items() if str(k).lower() in _PLAN_KEYS]
+        others = [(False, v) for k, v in obj.items() if str(k).lower() not in _PLAN_KEYS]
+        first_invalid: Invalid | None = None
+        for under_plan_key, v in plan_keyed + others:
+            got = _find_plan(v, n, under_plan_key, depth + 1)
+            if got is None:
+                continue
+            if not is_invalid(got):
+                return got
+            first_invalid = first_invalid or got  # type: ignore[assignment]
+        return first_invalid
     if isinstance(obj, list):
-        if len(obj) != n:
-            return Invalid(f"{len(obj)} move sequences for {n} robots")
-        return _assemble({k + 1: v for k, v in enumerate(obj)}, n)
-    return Invalid("JSON reply is neither an object nor a list")
+        if _is_sequence_list(obj):
+            return _from_sequence_list(obj, n) if top else None
+        first_invalid = None
+        for v in obj:
+            if isinstance(v, dict):
+                got = _find_plan(v, n, False, depth + 1)
+                if got is not None and not is_invalid(got):
+                    return got
+                first_invalid = first_invalid or got  # type: ignore[assignment]
+        return first_invalid
+    return None
+
+
+def _top_level_json(text: str) -> list[Any]:
+    """The JSON objects and lists of ``text`` that do not lie inside another one, in order
+    (a bracket that starts no JSON value is skipped)."""
+    dec = json.JSONDecoder()
+    out: list[Any] = []
+    pos = 0
+    while (m := _OPEN.search(text, pos)) is not None:
+        try:
+            obj, end = dec.raw_decode(text, m.start())
+        except (ValueError, RecursionError):  # not JSON, a number past 4300 digits, or nested ~1000 deep
+            pos = m.start() + 1
+            continue
+        out.append(obj)
+        pos = end
+    return out
 
 
 def parse_mapf(text: str, instance: MAPFInstance) -> Plan | Invalid:
-    """A joint plan from a reply, or ``Invalid`` with the reason.
+    """ONE joint plan from a reply, or ``Invalid`` with the reason (appendix "MAPF": "the MAS
+    produces a joint plan containing one action sequence for each robot").
 
-    Accepted: a JSON object ``{"robot_1": ["U", "R"], "robot_2": "L L S"}`` (keys like
-    ``robot_1``, ``Robot 1``, ``r1``, ``1``; optionally under ``plan``/``joint_plan``/``paths``),
-    a JSON list of sequences in robot order, or lines ``Robot 1: U R S``. Moves may be letters
-    or words (``up``, ``stay``, ``wait``), any case, in code fences or prose. The first JSON
-    value that yields a plan wins; otherwise the robot lines; otherwise the first reason.
+    Read, in order:
+
+    - a JSON object keyed by robot, ``{"robot_1": ["U", "R"], "robot_2": "L L S"}`` (keys like
+      ``robot_1``, ``Robot 1``, ``agent_1``, ``r1``, ``1``). It must name every robot
+      ``1..n`` once: a robot missing, unknown or given twice makes the reply ``Invalid``.
+      Keys naming no robot (``"explanation"``, ``"reasoning"``, ...) are ignored. The object
+      may sit inside others (e.g. under ``plan``/``joint_plan``/``paths``/``answer``; keys in
+      ``_PLAN_KEYS`` are looked at first);
+    - a JSON list of ``n`` move lists in robot order, ``[["U"], ["D", "S"]]``, at the top of
+      the reply or directly under a plan key;
+    - lines ``Robot 1: U R S``, one per robot.
+
+    A robot's own move list is never read as a joint plan, whatever its length (a reply
+    ``{"robot_1": ["R", "D"]}`` for two robots is ``Invalid``, not "robot 1 R, robot 2 D").
+    Moves may be letters or words (``up``, ``stay``, ``wait``), any case, in code fences or
+    prose. Only JSON values not nested in another are candidates; the first that yields a
+    joint plan wins, then the robot lines; otherwise the first reason found.
     """
     n = instance.n_robots
     reasons: list[str] = []
-    for obj in json_values(text):
-        plan = _from_json(obj, n)
+    for obj in _top_level_json(text):
+        plan = _find_plan(obj, n, top=True)
+        if plan is None:
+            continue
         if not is_invalid(plan):
             return plan
         reasons.append(plan.reason)  # type: ignore[union-attr]

@@ -17,13 +17,20 @@ Decisions the paper leaves open (ours; tested in tests/test_mastracebench_option
   (temperature 0, prompt :data:`RUBRIC_PROMPT_VERSION`) or by the deterministic
   :func:`offline_rubric`, and kept in a :class:`RubricCache` (optionally a JSON file; an entry
   built for a different item or by a different builder is an error, never silently reused).
-- **LLM judge** (:class:`LLMJudge`): temperature 0, prompt :data:`PROMPT_VERSION` (article,
+- **LLM judge** (:class:`LLMJudge`): the appendix's judge settings, "temperature set to 0 to
+  ensure deterministic and reproducible scores" (:data:`JUDGE_TEMPERATURE`); thinking off
+  (:data:`JUDGE_THINKING`; the paper does not state the judge's thinking mode, but "Model and
+  Inference Settings" disables Qwen3-32B's thinking on every task but MAPF and Gomoku, OptionGen
+  included, and a verdict against given rubrics needs none); a token budget of
+  :data:`JUDGE_MAX_TOKENS` (why: :class:`LLMJudge`); prompt :data:`PROMPT_VERSION` (article,
   question, both rubrics, the candidate; the reference options reach the judge only through the
   rubrics), reply ``{"correct_score": x, "distractor_score": y}``. An unreadable reply (no such
-  object, or a score outside 0-100) is scored 0 and 0 without a retry, with the reason kept in
-  the :class:`Verdict` (and logged): it is reproducible under replay, and a proposal that
-  derails the judge (e.g. an injected instruction) gains nothing. A transport failure (server
-  down, key, timeout) raises :class:`JudgeError` and is never scored.
+  object, a score outside 0-100, or a reply cut at the token budget) is re-asked up to
+  :data:`JUDGE_REASKS` times, the reply and :data:`REASK_PROMPT` appended; if no ask gives a
+  verdict, :class:`JudgeError` is raised: the proposal is never scored 0/0, the unit fails and
+  the run grid records it in ``failures.jsonl`` (a rerun retries it). A transport failure
+  (server down, key, timeout) raises the floor's :class:`~collablab.llm.EndpointError` and is
+  never scored either.
 - **Rule judge** (:class:`RuleJudge`, ``backend=heuristic``): lexical overlap rules (see
   :func:`rule_scores`) that land in the same six intervals: the reference set scores 100 and
   100; a correct option copied from a reference distractor scores 0-19; duplicate or paraphrased
@@ -32,6 +39,7 @@ Decisions the paper leaves open (ours; tested in tests/test_mastracebench_option
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import math
@@ -43,16 +51,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from ....llm import EndpointError
 from .base import json_values
 from .race import LETTERS, OptionGenItem
 
 __all__ = [
     "CORRECT_ANCHORS",
     "DISTRACTOR_ANCHORS",
+    "JUDGE_MAX_TOKENS",
+    "JUDGE_REASKS",
     "JUDGE_TEMPERATURE",
+    "JUDGE_THINKING",
     "OFFLINE_RUBRIC_VERSION",
     "PROMPT_VERSION",
+    "REASK_PROMPT",
     "RUBRIC_PROMPT_VERSION",
     "Judge",
     "JudgeError",
@@ -80,8 +91,18 @@ PROMPT_VERSION = "optiongen-judge-v1"
 RUBRIC_PROMPT_VERSION = "optiongen-rubric-v1"
 #: the offline rubric builder's version
 OFFLINE_RUBRIC_VERSION = "optiongen-rubric-offline-v1"
-#: the judge's (and the rubric builder's) temperature (appendix: 0, deterministic scores)
+#: the judge's (and the rubric builder's) temperature (appendix "OptionGen": "the temperature set to
+#: 0 to ensure deterministic and reproducible scores")
 JUDGE_TEMPERATURE = 0.0
+#: the judge's thinking switch (``LLMClient.chat``'s ``thinking``): off, see the module docstring
+JUDGE_THINKING = "off"
+#: the judge's token budget per ask (why this size: :class:`LLMJudge`)
+JUDGE_MAX_TOKENS = 4096
+#: how many more times an unreadable verdict is asked for
+JUDGE_REASKS = 2
+#: the message appended, after the judge's unreadable reply, to ask again (``{why}``: the reason)
+REASK_PROMPT = ("Your reply could not be read: {why}. Answer in the required format: reply with JSON only, "
+                '{{"correct_score": <0-100>, "distractor_score": <0-100>}}, and nothing else.')
 
 #: s_cor's six anchored intervals (lo, hi, what an option in it looks like), best first
 CORRECT_ANCHORS: tuple[tuple[int, int, str], ...] = (
@@ -107,9 +128,19 @@ DISTRACTOR_ANCHORS: tuple[tuple[int, int, str], ...] = (
 )
 
 
-#: A judge (or rubric) call got no reply (server, network, key): the floor's EndpointError, raised by
-#: the client; the proposal is not scored and the unit fails (a rerun retries it).
-JudgeError = EndpointError
+class JudgeError(RuntimeError):
+    """The LLM judge gave no readable verdict (appendix "OptionGen", eq 10) after its re-asks:
+    the proposal is not scored and the unit fails (the run grid records it; a rerun retries it).
+    The message names the item, the judge call and the last reply's first 200 characters."""
+
+    def __init__(self, message: str, item: str = "", call_id: str = "", reply: str = "") -> None:
+        super().__init__(message)
+        self.item = item
+        self.call_id = call_id
+        self.reply = reply
+
+    def __reduce__(self) -> Any:
+        return (type(self), (str(self), self.item, self.call_id, self.reply))
 
 
 # --- proposals (what a judge scores) -------------------------------------------------------------
@@ -318,8 +349,8 @@ def _rubric_text(value: Any) -> str | None:
 @dataclass
 class LLMRubricBuilder:
     """Rubrics from a model (temperature 0, :func:`rubric_prompt`), one call per item under the
-    logical id ``mastracebench/option_gen/rubric/<item id>``. A transport failure raises
-    :class:`JudgeError`; an unreadable reply raises ``ValueError`` (no rubric, no scoring)."""
+    logical id ``mastracebench/option_gen/rubric/<item id>``. A transport failure raises the
+    floor's ``EndpointError``; an unreadable reply raises ``ValueError`` (no rubric, no scoring)."""
 
     client: Any  # collablab.llm.LLMClient
     max_tokens: int | None = 1024
@@ -407,8 +438,9 @@ class RubricCache:
 
 @dataclass(frozen=True)
 class Verdict:
-    """A judge's two scores (0-100 each), eq 10's mean as ``score``, the reason when the reply was
-    unreadable (``""`` otherwise), the judge call's tokens and its logical id."""
+    """A judge's two scores (0-100 each), eq 10's mean as ``score``, a note when the verdict took
+    re-asks (why the earlier replies were unreadable; ``""`` when the first ask gave it), the
+    judge's tokens over all its asks, its logical call id, and the number of asks."""
 
     correct_score: float
     distractor_score: float
@@ -416,6 +448,7 @@ class Verdict:
     input_tokens: int = 0
     output_tokens: int = 0
     call_id: str = ""
+    asks: int = 1
 
     @property
     def score(self) -> float:
@@ -576,20 +609,71 @@ def parse_judge_reply(text: str) -> tuple[float, float] | str:
     return reason
 
 
+#: a bound on one verdict's asks in all: this many runs' worth of fresh asks
+_RERUNS = 10
+
+
+def _chat_keywords(client: Any) -> frozenset[str] | None:
+    """The keywords ``client.chat`` (else ``client.chat_sync``) names, or None when it takes any
+    (``**kwargs``) or cannot be inspected."""
+    fn = getattr(client, "chat", None) or getattr(client, "chat_sync", None)
+    try:
+        params = inspect.signature(fn).parameters  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return None
+    return frozenset(params)
+
+
+def _read_verdict(result: Any) -> tuple[float, float] | str:
+    """``(s_cor, s_dis)`` of one judge reply, or why it is unreadable: a reply cut at the token
+    budget (``finish_reason`` ``length``) is never parsed (its JSON may be a fragment)."""
+    truncated = getattr(result, "truncated", None)
+    if truncated is None:
+        truncated = getattr(result, "finish_reason", None) == "length"
+    if truncated:
+        return "the reply was cut at the token budget (finish_reason 'length') before a verdict"
+    return parse_judge_reply(getattr(result, "text", None) or "")
+
+
 @dataclass
 class LLMJudge:
-    """The paper's judge: a model at temperature 0 with :func:`judge_prompt` (:data:`PROMPT_VERSION`).
-    ``client`` is a :class:`collablab.llm.LLMClient` (cache and replay apply: the call id is the
-    judge's logical id, independent of method and call order). Failure handling: module docstring."""
+    """The paper's judge (appendix "OptionGen", eq 10): a model at temperature 0
+    (:data:`JUDGE_TEMPERATURE`) with thinking off (:data:`JUDGE_THINKING`) and
+    :func:`judge_prompt` (:data:`PROMPT_VERSION`). ``client`` is a :class:`collablab.llm.LLMClient`
+    (cache and replay apply: the call id is the judge's logical id, independent of method and
+    call order); ``thinking`` and ``attempt`` are passed only if its ``chat`` takes them.
+
+    ``max_tokens`` (:data:`JUDGE_MAX_TOKENS` = 4096): the verdict itself is ~20 tokens, but judges
+    often write a rationale per rubric point and anchored interval before the JSON, "JSON only"
+    notwithstanding; at 512 such replies were cut before the verdict. 4096 leaves room for a
+    verbose rationale with thinking off and bounds a runaway reply (at most 1 + ``reasks`` asks
+    of 4096 tokens per verdict); the MAS's 16,384 ("Model and Inference Settings") is for
+    generation, not for a two-number verdict.
+
+    Unreadable verdicts (no ``{"correct_score", "distractor_score"}`` object with numbers in
+    0-100, or a reply cut at the budget) are re-asked up to ``reasks`` times, under the same
+    call id with ``attempt`` 1, 2, ... (each its own cached call): the prompt, the last reply and
+    :data:`REASK_PROMPT` with the reason. If none is readable, :class:`JudgeError`. A rerun
+    replays the earlier asks from the response cache and then asks afresh with the next attempt
+    numbers: asks answered from the cache do not count against ``reasks`` (the same prompt at
+    temperature 0 would fail alike), so a rerun retries, and replay reproduces a run exactly.
+    """
 
     client: Any  # collablab.llm.LLMClient
     rubrics: RubricCache | None = None
-    max_tokens: int | None = 512
+    max_tokens: int | None = JUDGE_MAX_TOKENS
     kind: str = "llm"
+    thinking: str | None = JUDGE_THINKING
+    reasks: int = JUDGE_REASKS
 
     def __post_init__(self) -> None:
         if self.rubrics is None:
             self.rubrics = RubricCache()
+        if not isinstance(self.reasks, int) or isinstance(self.reasks, bool) or self.reasks < 0:
+            raise ValueError(f"reasks: must be an integer >= 0, got {self.reasks!r}")
+        self._warned = False
 
     @property
     def model(self) -> str:
@@ -601,17 +685,52 @@ class LLMJudge:
         """:data:`PROMPT_VERSION`."""
         return PROMPT_VERSION
 
+    def _options(self, call_id: str) -> tuple[dict[str, Any], bool]:
+        """The keyword arguments of every ask, and whether ``attempt`` may be passed."""
+        names = _chat_keywords(self.client)
+        opts: dict[str, Any] = dict(call_id=call_id, sample_index=0, temperature=JUDGE_TEMPERATURE,
+                                    max_tokens=self.max_tokens)
+        if self.thinking is not None:
+            if names is None or "thinking" in names:
+                opts["thinking"] = self.thinking
+            elif not self._warned:
+                self._warned = True
+                log.warning("OptionGen judge: the client's chat has no 'thinking' keyword; the judge runs "
+                            "with the endpoint's default thinking mode, not %r", self.thinking)
+        return opts, names is None or "attempt" in names
+
     def judge(self, proposal: OptionSet, item: OptionGenItem, call_id: str) -> Verdict:
-        """One judge call; a transport failure raises :class:`JudgeError`."""
+        """The verdict on ``proposal``: re-asked when unreadable, :class:`JudgeError` when no ask
+        gives one; a transport failure raises the floor's ``EndpointError``."""
         prompt = judge_prompt(item, self.rubrics.get(item), proposal)  # type: ignore[union-attr]
-        result = self.client.chat_sync(prompt, call_id=call_id, sample_index=0,
-                                       temperature=JUDGE_TEMPERATURE, max_tokens=self.max_tokens)
-        tin, tout = int(result.usage.prompt_tokens or 0), int(result.usage.completion_tokens or 0)
-        got = parse_judge_reply(result.text or "")
-        if isinstance(got, str):
-            log.warning("OptionGen judge %s: unreadable reply scored 0: %s", call_id, got)
-            return Verdict(0.0, 0.0, f"unreadable judge reply: {got}", tin, tout, call_id)
-        return Verdict(got[0], got[1], "", tin, tout, call_id)
+        opts, with_attempt = self._options(call_id)
+        messages: Any = prompt
+        tin = tout = fresh = 0
+        whys: list[str] = []
+        text = ""
+        for attempt in range(_RERUNS * (1 + self.reasks)):  # replayed asks included
+            kw = {**opts, "attempt": attempt} if with_attempt else opts
+            result = self.client.chat_sync(messages, **kw)
+            usage = getattr(result, "usage", None)
+            tin += int(getattr(usage, "prompt_tokens", 0) or 0)
+            tout += int(getattr(usage, "completion_tokens", 0) or 0)
+            text = getattr(result, "text", None) or ""
+            got = _read_verdict(result)
+            if not isinstance(got, str):
+                note = "; ".join(f"ask {k + 1}: {w}" for k, w in enumerate(whys))
+                return Verdict(got[0], got[1], f"read on ask {attempt + 1} ({note})" if whys else "",
+                               tin, tout, call_id, attempt + 1)
+            whys.append(got)
+            if getattr(result, "cache", None) != "hit":
+                fresh += 1
+            if fresh > self.reasks:
+                break
+            log.info("OptionGen judge %s: unreadable verdict (%s), asking again", call_id, got)
+            messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": text},
+                        {"role": "user", "content": REASK_PROMPT.format(why=got)}]
+        raise JudgeError(f"OptionGen judge gave no readable verdict on item {item.id} after {len(whys)} "
+                         f"ask(s) (call {call_id}): {whys[-1]}; last reply begins {text[:200]!r}",
+                         item.id, call_id, text[:200])
 
 
 @dataclass
