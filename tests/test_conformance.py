@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from collablab import testing as T
+from collablab.llm.fake_server import FakeReply
 from collablab.runs import studies
 
 
@@ -71,3 +72,38 @@ def test_checks_fail_on_broken_records_and_teams():
 
     with pytest.raises(AssertionError, match="illegal"):
         T.invalid_action_test(Unsabotaged(), spec)
+
+
+# -- issue 23: replies as reasoning models give them --------------------------------------------------
+#: The styles where reading the wrong part shows at once; run over every model-backed case (every
+#: protocol, method and condition: every role). The whole corpus runs on one case per study.
+KEY_STYLES = ("draft_in_inline_thoughts", "draft_in_reasoning_content", "cut_inside_thoughts")
+LLM_CASES = [(s, c) for s, c, spec, url in CASES if spec.get("base_url") == url]
+
+
+@pytest.mark.parametrize("study,case", LLM_CASES)
+def test_only_the_final_answer_is_read_and_a_cut_reply_is_truncated(study, case):
+    mod = T.study_module(study)
+    spec = mod.conformance_cases("http://127.0.0.1:9/v1")[case]
+    for style in KEY_STYLES:
+        T.reply_style_test(mod, spec, T.REPLY_STYLES[style])
+
+
+@pytest.mark.parametrize("study", sorted({s for s, _ in LLM_CASES}))
+@pytest.mark.parametrize("style", sorted(T.REPLY_STYLES))
+def test_every_reply_style_on_one_case_per_study(study, style):
+    mod = T.study_module(study)
+    first = next(c for s, c in LLM_CASES if s == study)
+    T.reply_style_test(mod, mod.conformance_cases("http://127.0.0.1:9/v1")[first], T.REPLY_STYLES[style])
+
+
+def test_the_style_check_fails_on_a_reader_that_takes_the_draft():
+    """A study whose reader took the thoughts' draft (as MECoBench's did before issue 23) fails."""
+    mod = T.study_module("mecobench")
+    spec = mod.conformance_cases("http://127.0.0.1:9/v1")["llm/isolated/parallel"]
+    swapped = T.ReplyStyle("draft_read", lambda good, bad: FakeReply(text=good), "unused")
+    with pytest.raises(AssertionError, match="read from a draft"):
+        T.reply_style_test(mod, spec, swapped)
+    not_cut = T.ReplyStyle("not_cut", lambda good, bad: FakeReply(text=""), "truncated")
+    with pytest.raises(AssertionError, match="do not say"):
+        T.reply_style_test(mod, spec, not_cut)

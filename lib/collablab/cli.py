@@ -15,7 +15,11 @@ notebook's own values) into ``outputs/notebooks/<params>/``, or once per point o
 ``outputs/notebooks/<grid name>/<notebook>__<point key>.ipynb``. It resumes by default: a notebook
 whose output finished with the same parameters, notebook and code is skipped (``--force`` runs
 it again), and the notebooks' run folders resume their episodes. A table ends the run. Exit
-status: 0 all finished, 1 something failed (run again to retry), 2 bad input, 130 interrupted.
+status: 0 all finished; 1 something failed (run again to retry), a model server that does not
+answer included (start it, then run again); 2 bad input: a bad option, parameter set or
+parameter, or an endpoint that answers but rejects the key, does not serve the model or is no
+OpenAI-compatible server (a notebook's ``ParameterError``, raised before its first episode: the
+run stops there with one ``error:`` line naming the parameter); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ __all__ = ["Point", "Row", "dry_run_point", "load_notebook_grid", "main", "noteb
 ROOT = Path(__file__).resolve().parents[2]
 #: Options of ``collablab run`` given to a notebook as the parameter of the same name, if it has one.
 PASSED = {"workers": "--workers", "engine": "--engine", "ray_address": "--ray-address"}
+#: A notebook error of this type is bad input (exit 2): ``collablab.runs.ParameterError``.
+BAD_INPUT = "ParameterError"
 
 
 # -- what to run ----------------------------------------------------------------------------------
@@ -271,10 +277,17 @@ def _runs_since(t0: float) -> list[dict[str, Any]]:
 
 def _error_line(exc: BaseException) -> str:
     ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
+    if ename == BAD_INPUT:  # the message names the parameter; the class name adds nothing
+        return str(evalue).strip().splitlines()[0] if evalue else ename
     if ename:
         return f"{ename}: {str(evalue).strip().splitlines()[0] if evalue else ''}"
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def _failed(exc: BaseException) -> str:
+    """The status of a point whose notebook raised ``exc``: ``bad input`` or ``failed``."""
+    return "bad input" if getattr(exc, "ename", None) == BAD_INPUT else "failed"
 
 
 def _kernel_manager_class() -> type:
@@ -321,7 +334,7 @@ def run_point(pt: Point, force: bool = False) -> Row:
             _execute(pt, pt.out, {RECORD_ENV: str(record), "COLLABLAB_OUTPUTS": str(outputs_dir())})
             status, error = "finished", ""
         except Exception as e:  # noqa: BLE001 - reported in the table, the next notebook runs
-            status, error = "failed", _error_line(e)
+            status, error = _failed(e), _error_line(e)
         runs = _read_lines(record) or _runs_since(t0)
     wall = time.time() - t0
     if status == "finished":
@@ -341,7 +354,7 @@ def dry_run_point(pt: Point) -> Row:
             _execute(pt, Path(tmp) / pt.out.name, {DRY_RUN_ENV: str(plan), "COLLABLAB_OUTPUTS": str(outputs_dir())})
             status, error = "no grid", "ran to the end without reaching a grid (no dry-run support?)"
         except Exception as e:  # noqa: BLE001
-            status, error = ("planned", "") if getattr(e, "ename", None) == "DryRun" else ("failed", _error_line(e))
+            status, error = ("planned", "") if getattr(e, "ename", None) == "DryRun" else (_failed(e), _error_line(e))
         runs = _read_lines(plan)
     return Row(pt, status, runs, time.time() - t0, error)
 
@@ -427,8 +440,13 @@ def cmd_run(args: argparse.Namespace) -> int:
                   file=sys.stderr, flush=True)
             row = dry_run_point(pt) if args.dry_run else run_point(pt, force=args.force)
             rows.append(row)
+            bad = row.status == "bad input"
             print(f"[{i}/{len(points)}] {pt.notebook.stem} ({pt.label}) {row.status} in {row.wall_s:.1f}s"
-                  + (f": {row.error}" if row.error else ""), file=sys.stderr, flush=True)
+                  + (f": {row.error}" if row.error and not bad else ""), file=sys.stderr, flush=True)
+            if bad:  # before its first episode: fix the parameter; the points after it are not run
+                print("\n".join((_dry_summary if args.dry_run else _summary)(rows)))
+                print(f"error: {pt.notebook.stem} ({pt.label}): {row.error}", file=sys.stderr)
+                return 2
     except KeyboardInterrupt:
         if len(rows) < len(points):
             rows.append(Row(points[len(rows)], "interrupted", [] if args.dry_run else _runs_since(t0), time.time() - t0))

@@ -290,6 +290,10 @@ class FakeOpenAIServer:
         self._thread.start()
         return self
 
+    def serve_forever(self) -> None:
+        """Serve in the calling thread until interrupted (a server process's main loop)."""
+        self._httpd.serve_forever()
+
     def stop(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()

@@ -19,11 +19,13 @@ where a run stands without taking its lock.
 from .grid import canonical_json, default_run_id, episode_key, expand_grid, normalize_specs
 from .load import load_failures, load_run
 from .manifest import read_manifest, run_status
-from .notebook import notebook_parameters, run_notebook_grid
+from .notebook import (ParameterError, check_run_parameters, llm_option_keys, notebook_parameters,
+                       parameter_checks, preflight_endpoints, run_notebook_grid)
 from .registry import studies, study_fn
 from .runner import RunResult, run_grid
 from .store import RunLockedError
 
-__all__ = ["RunLockedError", "RunResult", "canonical_json", "default_run_id", "episode_key", "expand_grid",
-           "load_failures", "load_run", "normalize_specs", "notebook_parameters", "read_manifest", "run_grid",
-           "run_notebook_grid", "run_status", "studies", "study_fn"]
+__all__ = ["ParameterError", "RunLockedError", "RunResult", "canonical_json", "check_run_parameters",
+           "default_run_id", "episode_key", "expand_grid", "llm_option_keys", "load_failures", "load_run",
+           "normalize_specs", "notebook_parameters", "parameter_checks", "preflight_endpoints", "read_manifest",
+           "run_grid", "run_notebook_grid", "run_status", "studies", "study_fn"]

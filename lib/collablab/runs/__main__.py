@@ -8,8 +8,12 @@ function runs the grid (``python -m collablab.runs --list-studies``).
 ``params:`` (copied into the manifest). Prints the run folder on the last line of stdout.
 ``--dry-run`` prints how many episodes would run without running any; ``--shard k/n`` runs the
 k-th of n interleaved slices of the grid into ``<run_id>.shard-k-of-n`` (``collablab merge``
-joins the shards). Exit status: 0 all episodes done, 1 some failed (run again to retry), 2 bad
-input, 130 interrupted (SIGINT/SIGTERM; finished episodes are kept, run again to resume).
+joins the shards). Exit status: 0 all episodes done; 1 some failed (run again to retry), or a
+model server did not answer the check before the first episode (start it, or wait for it with
+``--wait-for-server S``, and run again); 2 bad input: options, grid, specs, or an endpoint that
+answers but rejects the key, does not serve the model or is no OpenAI-compatible server (a
+message naming the parameter, before the first episode); 130 interrupted (SIGINT/SIGTERM;
+finished episodes are kept, run again to resume).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 import yaml
 
 from .grid import default_run_id, expand_grid, normalize_specs
+from .llm_hooks import preflight_error_kind
 from .merge import SHARD_PARAM, parse_shard, shard_info, shard_run_id, shard_slice
 from .notebook import cache_mode, pending_counts
 from .paths import outputs_dir
@@ -209,6 +214,10 @@ def run_from_args(args: argparse.Namespace) -> int:
                        progress=not args.no_progress, params=params,
                        backend=args.backend, validate=validate, **extra)
     except (ValueError, OSError, RunLockedError) as e:
+        if preflight_error_kind(e) == "transport":  # the input may be right; the server may be starting
+            print(f"error: {e} (no episode ran: start the server, or wait for it with --wait-for-server S, "
+                  "and run again)", file=sys.stderr)
+            return 1
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

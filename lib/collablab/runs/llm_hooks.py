@@ -17,8 +17,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["check_endpoints", "endpoint_error_kind", "merge_stats", "redact_jsonl", "redact_text",
-           "summarize_stats", "take_stats", "total_tokens"]
+__all__ = ["check_endpoints", "endpoint_error_kind", "merge_stats", "preflight_error_kind", "redact_jsonl",
+           "redact_text", "summarize_stats", "take_stats", "total_tokens"]
 
 _STATS = "collablab.llm.stats"
 
@@ -109,6 +109,17 @@ def endpoint_error_kind(e: BaseException) -> str | None:
     """``e.kind`` when ``e`` is a ``collablab.llm`` EndpointError, else None."""
     types = sys.modules.get("collablab.llm.types")
     cls = getattr(types, "EndpointError", None)
+    if cls is not None and isinstance(e, cls):
+        kind = getattr(e, "kind", None)
+        return str(kind) if kind is not None else None
+    return None
+
+
+def preflight_error_kind(e: BaseException) -> str | None:
+    """``e.kind`` when ``e`` is a failed endpoint check (``collablab.llm.EndpointCheckError``:
+    transport, auth, not_found, missing_key, rejected), else None."""
+    mod = sys.modules.get("collablab.llm.preflight")
+    cls = getattr(mod, "EndpointCheckError", None)
     if cls is not None and isinstance(e, cls):
         kind = getattr(e, "kind", None)
         return str(kind) if kind is not None else None

@@ -6,25 +6,36 @@ Two environment variables let the ``collablab`` command see a notebook's run fro
 ``COLLABLAB_DRY_RUN=<file>`` makes :func:`run_notebook_grid` append what it would run to
 ``<file>`` (one JSON line) and raise :class:`DryRun` instead of running any episode;
 ``COLLABLAB_RUN_RECORD=<file>`` makes it append what it ran.
+
+Bad input stops a notebook before its first episode with a :class:`ParameterError`: a study's
+notebook entry checks every parameter inside :func:`parameter_checks` (one line naming the
+parameter and its allowed values) and its model endpoints with :func:`preflight_endpoints`
+before building anything costly; ``collablab run`` exits 2 on it. An endpoint that does not answer
+(``EndpointCheckError`` of kind ``transport``: the server may be starting) is not bad input:
+it stays as raised, and ``collablab run`` exits 1 (start the server, then run again).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from .fingerprint import code_fingerprint
 from .grid import default_run_id, episode_key, normalize_specs
+from .llm_hooks import check_endpoints, preflight_error_kind
 from .load import load_run
 from .paths import outputs_dir
-from .runner import run_grid
+from .runner import ENGINES, run_grid
+from .spec_checks import check_choice, check_int, check_str
 from .store import EPISODES, FAILURES, KEY, read_records
 
-__all__ = ["DRY_RUN_ENV", "RECORD_ENV", "DryRun", "append_record", "cache_mode", "notebook_parameters",
-           "pending_counts", "run_notebook_grid"]
+__all__ = ["DRY_RUN_ENV", "RECORD_ENV", "DryRun", "ParameterError", "append_record", "cache_mode",
+           "check_run_parameters", "llm_option_keys", "notebook_parameters", "parameter_checks", "pending_counts",
+           "preflight_endpoints", "run_notebook_grid"]
 
 DRY_RUN_ENV = "COLLABLAB_DRY_RUN"
 RECORD_ENV = "COLLABLAB_RUN_RECORD"
@@ -41,6 +52,81 @@ class DryRun(Exception):
         self.plan = plan
         super().__init__(f"dry run: {plan['study']} would run {plan['n_pending']} of {plan['n_total']} "
                          f"episodes into {plan['run_dir']} ({plan['n_done']} done)")
+
+
+class ParameterError(ValueError):
+    """A notebook parameter is bad (or names an endpoint that answers but rejects the key, does not
+    serve the model, or is no OpenAI-compatible server); ``collablab run`` exits 2 on it."""
+
+
+@contextlib.contextmanager
+def parameter_checks() -> Iterator[None]:
+    """Turn a ValueError raised inside into a :class:`ParameterError` with the same one-line message,
+    except an endpoint check of kind ``transport`` (no answer: run again once the server is up)."""
+    try:
+        yield
+    except ParameterError:
+        raise
+    except ValueError as e:
+        if preflight_error_kind(e) == "transport":
+            raise
+        raise ParameterError(str(e).strip().splitlines()[0] if str(e).strip() else repr(e)) from None
+
+
+#: Cache modes a notebook's ``llm_cache_mode`` takes ("": the environment's, else rw).
+_CACHE_MODES = ("", "rw", "replay", "off")
+
+
+def check_run_parameters(P: Mapping[str, Any], llm_keys: Collection[str] = ()) -> None:
+    """Check the parameters every notebook shares, those of them ``P`` has: ``workers``,
+    ``episodes_per_worker``, ``engine``, ``ray_address``, ``n_resamples``, ``run_id``, ``read_run``,
+    ``llm_cache_mode``, ``api_key_env`` and ``llm_options`` (a mapping of spec keys from ``llm_keys``).
+    ValueError naming the parameter."""
+    for key in ("workers", "episodes_per_worker", "n_resamples"):
+        if key in P:
+            check_int(P, key, 1)
+    if "engine" in P:
+        check_choice(P, "engine", ENGINES)
+    for key in ("ray_address", "run_id", "read_run"):
+        if key in P:
+            check_str(P, key)
+    if P.get("ray_address") and P.get("engine") != "ray":
+        raise ValueError(f"ray_address: {P['ray_address']!r} is not allowed with engine {P.get('engine')!r}; "
+                         "allowed: a Ray address with engine 'ray', else \"\"")
+    if "llm_cache_mode" in P and (P["llm_cache_mode"] or "") not in _CACHE_MODES:
+        raise ValueError(f"llm_cache_mode: {P['llm_cache_mode']!r} is not allowed; allowed: \"\" (the "
+                         f"environment's, else rw), {', '.join(_CACHE_MODES[1:])}")
+    if "api_key_env" in P:
+        from collablab.llm.types import check_key_env_name  # lazily: offline notebooks need no llm import
+
+        check_key_env_name(P["api_key_env"])
+    if "llm_options" in P:
+        opts = P["llm_options"]
+        if not isinstance(opts, Mapping):
+            raise ValueError(f"llm_options: {opts!r} is not allowed; allowed: a mapping of spec keys "
+                             f"({', '.join(llm_keys)})")
+        for k in opts:
+            if k not in llm_keys:
+                raise ValueError(f"llm_options: {k!r} is not allowed; allowed: {', '.join(llm_keys)}")
+
+
+def preflight_endpoints(endpoints: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """Check ``endpoints`` (``EndpointSpec`` objects) now, before a notebook builds anything costly:
+    key set, server answers, model served (:func:`collablab.llm.check_endpoints`). A bad key, URL or
+    model raises :class:`ParameterError`; a server that does not answer (kind ``transport``) raises
+    the check's own error (``collablab run``: exit 1, run again once it is up). Returns what each serves;
+    under ``COLLABLAB_DRY_RUN`` it checks nothing."""
+    if os.environ.get(DRY_RUN_ENV):  # a dry run runs no episode: it needs no server
+        return {}
+    with parameter_checks():
+        return check_endpoints(endpoints)
+
+
+def llm_option_keys(spec_defaults: Mapping[str, Any]) -> tuple[str, ...]:
+    """The spec keys a notebook's ``llm_options`` may set: the study's ``llm_*`` keys
+    (``llm_replicas``, ``llm_extra_body``, ``llm_outage_wait_s``, ``llm_max_concurrency``, ...) but
+    ``llm_cache_mode``, a parameter of its own."""
+    return tuple(k for k in spec_defaults if k.startswith("llm_") and k != "llm_cache_mode")
 
 
 def _plain(v: Any) -> bool:
@@ -102,21 +188,24 @@ def run_notebook_grid(grid: list[dict[str, Any]], *, fn: str, notebook: str, P: 
     again instead of resuming the run it replays. ``P`` (with ``spec_defaults``) goes into the
     manifest; ``backend`` is the manifest's label (default ``P["backend"]``). ``P``'s
     ``engine``/``ray_address``/``episodes_per_worker``, when the notebook has them, go to run_grid.
-    Failed units are reported (a rerun retries them), never scored."""
+    A bad grid or endpoint raises :class:`ParameterError` before the first episode (a server that
+    does not answer: the check's own error). Failed units are reported (a rerun retries them), never scored."""
     run_id = P.get("run_id") or f"{default_run_id(grid, fn)}-{code_fingerprint()}"
     if not P.get("run_id") and cache_mode(P) == "replay":
         run_id += "-replay"
     out_root = outputs_dir()
     run_dir = out_root / notebook / run_id
     if os.environ.get(DRY_RUN_ENV):
-        plan = {"study": notebook, "run_id": run_id, "run_dir": str(run_dir),
-                **pending_counts(grid, run_dir, validate)}
+        with parameter_checks():
+            counts = pending_counts(grid, run_dir, validate)
+        plan = {"study": notebook, "run_id": run_id, "run_dir": str(run_dir), **counts}
         append_record(os.environ[DRY_RUN_ENV], plan)
         raise DryRun(plan)
     extra = {k: P[k] for k, default in _ENGINE_PARAMS.items() if P.get(k, default) not in (default, "")}
-    res = run_grid(grid, fn=fn, study=notebook, run_id=run_id, out_root=out_root, workers=P["workers"],
-                   params={**P, "spec_defaults": dict(spec_defaults)},
-                   backend=P["backend"] if backend is None else backend, validate=validate, **extra)
+    with parameter_checks():  # run_grid raises ValueError only in its checks, before the first episode
+        res = run_grid(grid, fn=fn, study=notebook, run_id=run_id, out_root=out_root, workers=P["workers"],
+                       params={**P, "spec_defaults": dict(spec_defaults)},
+                       backend=P["backend"] if backend is None else backend, validate=validate, **extra)
     if os.environ.get(RECORD_ENV):
         append_record(os.environ[RECORD_ENV], {
             "study": notebook, "run_id": run_id, "run_dir": str(res.run_dir), "n_total": res.n_total,

@@ -15,9 +15,9 @@ shared household world with a geometric robot layer.
 
 from ...runs import notebook_parameters as parameters
 from . import actions, brain, difficulty, framework, layout, metrics, offline, robots, stats, tasks, variations, world
-from .conformance import conformance_cases
+from .conformance import conformance_cases, is_truncated, usable_reply
 from .spec import DEFAULTS, RECORD_SCHEMA, endpoints, is_invalid, resolve, run_spec, sabotage, validate
 
-__all__ = ["DEFAULTS", "RECORD_SCHEMA", "actions", "brain", "conformance_cases", "difficulty", "framework",
+__all__ = ["DEFAULTS", "RECORD_SCHEMA", "actions", "brain", "conformance_cases", "is_truncated", "usable_reply", "difficulty", "framework",
            "is_invalid", "layout", "metrics", "offline", "parameters", "resolve", "robots", "run_spec", "sabotage",
            "stats", "tasks", "validate", "endpoints", "variations", "world"]

@@ -26,10 +26,10 @@ from .episodes import play_episode
 from .llm_backend import BackendError, LLMBackend
 from .methods import METHODS, MethodConfig
 from .offline import HeuristicBackend
-from .conformance import conformance_cases
+from .conformance import conformance_cases, is_truncated, usable_reply
 from .spec import DEFAULTS, RECORD_SCHEMA, endpoints, TASK_ORDER, is_invalid, resolve, run_spec, sabotage, trajectories_of, validate
 from .tasks import TASKS
 
-__all__ = ["DEFAULTS", "RECORD_SCHEMA", "TASK_ORDER", "conformance_cases", "is_invalid", "resolve", "run_spec",
+__all__ = ["DEFAULTS", "RECORD_SCHEMA", "TASK_ORDER", "conformance_cases", "is_invalid", "is_truncated", "usable_reply", "resolve", "run_spec",
            "sabotage", "trajectories_of", "validate", "endpoints", "parameters", "METHODS", "TASKS", "BackendError", "HeuristicBackend", "LLMBackend", "MethodConfig", "episodes", "llm_backend",
            "methods", "play_episode", "metrics", "offline", "roles", "tasks", "trajectory"]

@@ -12,18 +12,25 @@ A Table 4 setting is a dict ``{"label", "proposers", "rounds"}`` plus, for a het
 ``"models"`` (LLM: one model per proposer). A heterogeneous setting without the key its backend
 needs is skipped and :func:`skipped_settings` says why; the heuristic has no model families, so
 Family-Het. runs only with models.
+
+:func:`run_notebook` checks every parameter first (:func:`check_parameters`: one line naming the
+parameter and its allowed values) and the model endpoints next, before any unit runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
 from ...analysis.findings import backend_of
-from ...runs import canonical_json, run_notebook_grid
-from .spec import DEFAULTS, DYNAMIC_TASKS, STATIC_TASKS, TASK_ORDER, instance_count, trajectories_of, validate
+from ...runs import (canonical_json, check_run_parameters, llm_option_keys, parameter_checks, preflight_endpoints,
+                     run_notebook_grid)
+from ...runs.spec_checks import check_choice, check_counts, check_int, check_items, check_str
+from .methods import METHODS
+from .spec import (BACKENDS, DEFAULTS, DYNAMIC_TASKS, STATIC_TASKS, TASK_ORDER, endpoints, instance_count, resolve,
+                   trajectories_of, validate)
 from .trajectory import EpisodeResult, Trajectory
 
 Params = dict[str, Any]
@@ -34,17 +41,99 @@ TABLE4_METHODS = ("Int. Debate", "MAPR")
 TABLE4_TASK = "evidence_chain"
 MAIN_SETTING = "3P+1R"
 
-__all__ = ["FN", "MAIN_SETTING", "NOTEBOOK", "TABLE4_METHODS", "TABLE4_TASK", "Records", "backend_keys", "main_specs",
-           "run_notebook", "settings_specs", "skipped_settings", "specs"]
+#: The baseline every method is compared with (CG, TC multipliers): the run needs its units.
+BASELINE = "Single-Agent"
+#: The keys of a Table 4 setting (``label``, ``proposers``, ``rounds`` required).
+SETTING_KEYS = ("label", "proposers", "rounds", "agent_profiles", "models")
+
+__all__ = ["BASELINE", "FN", "MAIN_SETTING", "NOTEBOOK", "SETTING_KEYS", "TABLE4_METHODS", "TABLE4_TASK", "Records",
+           "backend_keys", "check_parameters", "main_specs", "run_notebook", "settings_specs", "skipped_settings",
+           "specs"]
 
 
 def backend_keys(P: Params) -> dict[str, Any]:
-    """The spec keys naming the backend: the heuristic's profile, or the model endpoint."""
+    """The spec keys naming the backend: the heuristic's profile, or the model endpoint (with
+    ``api_key_env`` and the ``llm_options`` keys: replicas, extra body, outage wait, limits)."""
+    check_choice(P, "backend", BACKENDS)
     if P["backend"] == "heuristic":
         return {"backend": "heuristic", "profile": P["profile"]}
     keys = {"backend": "llm", "model": P["model"], "base_url": P["base_url"] or None, "provider": P["provider"],
-            "llm_cache_mode": P["llm_cache_mode"] or None}
-    return {k: v for k, v in keys.items() if v != DEFAULTS[k]}
+            "llm_cache_mode": P["llm_cache_mode"] or None, "api_key_env": P.get("api_key_env"),
+            **(P.get("llm_options") or {})}
+    return {k: v for k, v in keys.items() if k not in DEFAULTS or v != DEFAULTS[k]}
+
+
+def _check_settings(P: Params) -> None:
+    """Table 4's settings: a list of mappings with a distinct ``label``, ``proposers`` and ``rounds``."""
+    settings = P["table4_settings"]
+    if not isinstance(settings, list):
+        raise ValueError(f"table4_settings: {settings!r} is not allowed; allowed: a list of mappings with "
+                         f"{', '.join(SETTING_KEYS)}")
+    labels: set[str] = set()
+    for i, s in enumerate(settings):
+        where = f"table4_settings[{i}]"
+        if not isinstance(s, Mapping):
+            raise ValueError(f"{where}: {s!r} is not allowed; allowed: a mapping with {', '.join(SETTING_KEYS)}")
+        unknown = [k for k in s if k not in SETTING_KEYS]
+        if unknown:
+            raise ValueError(f"{where}: {unknown[0]!r} is not allowed; allowed: {', '.join(SETTING_KEYS)}")
+        missing = [k for k in SETTING_KEYS[:3] if k not in s]
+        if missing:
+            raise ValueError(f"{where}: has no {missing[0]}; give label, proposers and rounds")
+        try:
+            check_str(s, "label")
+            check_int(s, "proposers", 1)
+            check_int(s, "rounds", 0)
+            for key in ("agent_profiles", "models"):
+                if key in s:
+                    check_str(s, key)
+        except ValueError as e:
+            raise ValueError(f"{where}.{e}") from None
+        if s["label"] in labels:
+            raise ValueError(f"{where}: label {s['label']!r} is listed twice; give each setting its own label")
+        labels.add(s["label"])
+
+
+def _probes(P: Params) -> dict[str, dict[str, Any]]:
+    """One spec per team the run builds, by the parameter that names it: the main team (``backend``)
+    and each Table 4 setting that runs on P's backend (``table4_settings[i]``)."""
+    base = {"task": TABLE4_TASK, "method": BASELINE, "instance": 0, "seed": P["seed"],
+            "instance_seed": P["instance_seed"], **backend_keys(P)}
+    out = {"backend": base}
+    for i, setting in enumerate(P["table4_settings"]):
+        keys = _setting_keys(P, setting)
+        if keys is not None:
+            out[f"table4_settings[{i}]"] = {**base, "method": TABLE4_METHODS[0], **keys}
+    return out
+
+
+def check_parameters(P: Params) -> None:
+    """Check every parameter of notebook 05 before anything runs; ValueError naming the parameter
+    and its allowed values (:func:`run_notebook` raises it as ``ParameterError``)."""
+    check_run_parameters(P, llm_option_keys(DEFAULTS))
+    check_items(P, "tasks", TASK_ORDER)
+    methods = check_items(P, "methods", METHODS)
+    if BASELINE not in methods:
+        raise ValueError(f"methods: {methods!r} is not allowed; allowed: lists with {BASELINE!r}, the baseline "
+                         "of CG and TC")
+    counts = check_counts(P, "n_units", TASK_ORDER)
+    missing = [t for t in P["tasks"] if t not in counts]
+    if missing:
+        raise ValueError(f"n_units: has no count for {missing[0]!r}; give one for every task in tasks")
+    check_items(P, "runs", low=0)
+    _check_settings(P)
+    if P["table4_settings"] and not (TABLE4_TASK in P["tasks"] and counts.get(TABLE4_TASK)):
+        raise ValueError(f"table4_settings: Table 4 runs on {TABLE4_TASK}, which tasks or n_units leave out; "
+                         f"allowed: [] (no Table 4), or {TABLE4_TASK} in tasks with n_units > 0")
+    check_int(P, "max_decisions", 1, allow_none=True)
+    check_str(P, "race_path")
+    for key in ("seed", "instance_seed"):
+        check_int(P, key, 0)
+    for where, probe in _probes(P).items():
+        try:
+            resolve(probe)  # the backend's keys (profile, model, base_url, api_key_env, llm_options ...)
+        except ValueError as e:
+            raise ValueError(str(e) if where == "backend" else f"{where}: {e}") from None
 
 
 def _units(P: Params, task: str) -> int:
@@ -116,10 +205,15 @@ def specs(P: Params) -> list[dict[str, Any]]:
 
 
 def run_notebook(P: Params) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """Run (or resume) the notebook's grid; ``(episodes, steps, run folder)``."""
-    grid = specs(P)
-    if not grid:
-        raise ValueError("tasks/n_units: this run has no unit to run; name a task with n_units > 0")
+    """Run (or resume) the notebook's grid; ``(episodes, steps, run folder)``. Bad parameters and
+    endpoints raise ``ParameterError`` before any unit runs."""
+    with parameter_checks():
+        check_parameters(P)
+        preflight_endpoints(e for probe in _probes(P).values() for e in endpoints(probe))
+        grid = specs(P)
+        if not grid:
+            raise ValueError("n_units: no task of tasks has a unit to run (OptionGen needs race_path); "
+                             "give one a count > 0")
     return run_notebook_grid(grid, fn=FN, notebook=NOTEBOOK, P=P, spec_defaults=DEFAULTS, validate=validate)
 
 

@@ -6,7 +6,7 @@ Registered for the run grid as study ``mecobench`` (``fn = collablab.studies.mec
 """
 
 from ...runs import notebook_parameters as parameters
-from .conformance import conformance_cases, is_invalid, sabotage
+from .conformance import conformance_cases, is_invalid, is_truncated, sabotage, usable_reply
 from .episode import DEFAULT_BUDGET, EpisodeConfig, check_config, default_budget, init_rooms, make_world, run_episode
 from . import findings
 from .experiments import (behaviours_specs, collaboration_specs, modes_specs, priors_specs, read_notebook,
@@ -52,7 +52,7 @@ from .tasks import (PRIORS, HandoverLink, Task, TaskError, TaskFile, dump_tasks,
 __all__ = ["DEFAULTS", "DEFAULT_BUDGET", "FN", "MAX_TEAM", "METRIC_COLUMNS", "POLICY_NAMES", "PRIORS",
            "RECORD_SCHEMA", "STUDY_TEAMS", "EpisodeConfig", "OracleTeam", "Task", "TaskError", "backend_of",
            "by_objects", "check_config", "check_team_sizes", "config_of", "conformance_cases", "dump_tasks", "fitted_trends",
-           "generate_suite", "grid", "init_rooms", "is_invalid", "load_suite", "load_tasks", "make_team", "make_world",
+           "generate_suite", "grid", "init_rooms", "is_invalid", "is_truncated", "usable_reply", "load_suite", "load_tasks", "make_team", "make_world",
            "metric_table", "resolve", "run", "sabotage", "run_episode", "run_spec", "summary", "task_from_record", "task_of",
            "task_ids", "tasks_of", "team_spec", "validate", "endpoints", "wide",
            "behaviours_specs", "collaboration_specs", "modes_specs", "priors_specs", "run_notebook", "parameters",

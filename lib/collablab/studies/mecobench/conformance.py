@@ -62,3 +62,20 @@ def sabotage(team: Team) -> Team:
 def is_invalid(step: dict[str, Any]) -> bool:
     """A recorded invalid action: the world rejected it, or the model's reply could not be used."""
     return step["status"] == "invalid"
+
+
+#: One tagged reply every phase reads (act, broadcast, discussion, leader, shared memory): wait,
+#: say nothing, ready, no assignment.
+USABLE = ('[THINKING] I wait for my teammates.\n[READY] <READY>\n[MESSAGE] <NO_MESSAGE>\n[LOCAL_CONTEXT] none\n'
+          '[MESSAGES] []\n[ACTION] {"action": "wait"}\n[MEMORY] {}')
+
+
+def usable_reply(body: dict[str, Any]) -> str:
+    """A reply every request of the conformance cases can use (:data:`USABLE`)."""
+    return USABLE
+
+
+def is_truncated(result: dict[str, Any]) -> bool:
+    """The episode recorded replies cut at the token budget (``invalid_truncated`` acts)."""
+    return result["episode"].get("truncated_replies", 0) > 0 and all(
+        s["action"] == "invalid_truncated" for s in result["steps"] if s["status"] == "invalid")

@@ -5,6 +5,10 @@ and what the notebook says about it (:func:`read_notebook`: its tables and findi
 Every parameter reaches the run manifest (``params``); the notebooks only call these and the
 tables of :mod:`.tables`. A notebook's ``budget`` parameter goes into every spec; None (the
 default) runs each spec with the paper's budget for its structure and prior (:func:`.episode.default_budget`).
+
+:func:`run_notebook` checks every parameter first (:func:`check_parameters`: one line naming the
+parameter and its allowed values) and the model endpoints next, before the task suite is loaded
+(generating it takes half a minute) or any episode runs.
 """
 
 from __future__ import annotations
@@ -13,21 +17,27 @@ from typing import Any
 
 import pandas as pd
 
+from ...protocols import PROTOCOLS
+from ...runs import check_run_parameters, llm_option_keys, parameter_checks, preflight_endpoints
+from ...runs.spec_checks import check_choice, check_int, check_items
 from . import findings as F
 from . import tables as T
 from .episode import default_budget
 from .grids import check_team_sizes, grid, run, team_spec
-from .spec import resolve, task_of
-from .tasks import TaskError
+from .spec import DEFAULTS, endpoints, resolve, task_of
+from .suite import suite_plan
+from .tasks import PRIORS, TaskError
 
 Params = dict[str, Any]
 
 
-def _team(P: Params, who: str | None = None) -> dict[str, Any]:
-    """The team keys for ``who`` (a profile, or model names for LLM backends) or P's profile."""
-    if who is None:
-        return team_spec(P["backend"], P["profile"], P["model"], P["base_url"], P["provider"], P["llm_cache_mode"])
-    return team_spec(P["backend"], who, who, P["base_url"], P["provider"], P["llm_cache_mode"])
+def _team(P: Params, who: str | None = None, profile: str | None = None) -> dict[str, Any]:
+    """The team keys for ``who`` (a profile, or model names for LLM backends), ``profile`` (a
+    profile with P's model) or P's profile; with P's endpoint keys (``api_key_env``, ``llm_options``)."""
+    model = P["model"] if who is None else who
+    profile = who if who is not None else P["profile"] if profile is None else profile
+    return team_spec(P["backend"], profile, model, P["base_url"], P["provider"], P["llm_cache_mode"],
+                     P.get("api_key_env"), P.get("llm_options"))
 
 
 def _grid(structure: str, P: Params, axes: dict[str, list[Any]], base: dict[str, Any]) -> list[dict[str, Any]]:
@@ -94,7 +104,7 @@ def behaviours_specs(P: Params) -> list[dict[str, Any]]:
     """Notebook 04 (§4.3, §6.2): each capability profile (heuristic; one model otherwise) over team
     sizes on parallel tasks and with two agents on sequential tasks."""
     who = P["profiles"] if P["backend"] == "heuristic" else P["profiles"][:1]
-    teams = [team_spec(P["backend"], p, P["model"], P["base_url"], P["provider"], P["llm_cache_mode"]) for p in who]
+    teams = [_team(P, profile=p) for p in who]
     axes = {"n_agents": check_team_sizes(P["team_sizes"]), "seed": P["seeds"]}
     base = dict(protocol=P["protocol"], prior=P["prior"])
     specs = [dict(s, **t) for t in teams for s in _grid("parallel", P, axes, base)]
@@ -104,13 +114,65 @@ def behaviours_specs(P: Params) -> list[dict[str, Any]]:
 
 SPECS = {"01_collaboration": collaboration_specs, "02_modes": modes_specs, "03_priors": priors_specs,
          "04_behaviours": behaviours_specs}
+#: The team-size lists of the notebooks' parameters.
+SIZE_PARAMETERS = ("team_sizes", "scaling_sizes", "memory_sizes")
+
+
+def _probes(name: str, P: Params) -> list[tuple[str, dict[str, Any]]]:
+    """``(parameter, spec)`` for every team notebook ``name`` builds at every team size it runs it
+    (task id a placeholder: nothing here reads the suite). The parameter is what an error names
+    when the team is one of a list (``profiles``, ``mixed_teams``)."""
+    sizes = {n for key in SIZE_PARAMETERS if key in P for n in P[key]}
+    sizes = sorted(sizes if name == "03_priors" else sizes | {2})  # 01, 02, 04 also run two-agent teams
+    if name == "04_behaviours":
+        who = P["profiles"] if P["backend"] == "heuristic" else P["profiles"][:1]
+        teams = [("profiles", _team(P, profile=p), sizes) for p in who]
+    else:
+        teams = [("", _team(P), sizes)]
+    if name == "02_modes":
+        teams += [("mixed_teams", _team(P, mt), [2]) for mt in P["mixed_teams"]]
+    return [(where, {**team, "task_id": "(any)", "n_agents": n, "protocol": "isolated"})
+            for where, team, ns in teams for n in ns]
+
+
+def check_parameters(name: str, P: Params) -> None:
+    """Check every parameter of MECoBench notebook ``name`` before anything runs (the suite
+    included); ValueError naming the parameter and its allowed values (:func:`run_notebook` raises it
+    as ``ParameterError``)."""
+    if name not in SPECS:
+        raise ValueError(f"name: {name!r} is not a MECoBench notebook; allowed: {', '.join(SPECS)}")
+    check_run_parameters(P, llm_option_keys(DEFAULTS))
+    n_suite = len(suite_plan())
+    if isinstance(P["n_tasks"], bool) or not isinstance(P["n_tasks"], int) or not 1 <= P["n_tasks"] <= n_suite:
+        raise ValueError(f"n_tasks: must be an integer from 1 to {n_suite} (the tasks of each structure in our "
+                         f"suite), got {P['n_tasks']!r}")
+    for key in SIZE_PARAMETERS:
+        if key in P:
+            check_team_sizes(P[key], key)
+    check_items(P, "seeds", low=0)
+    check_int(P, "budget", 1, allow_none=True)
+    for key, allowed in (("prior", PRIORS), ("protocol", tuple(PROTOCOLS))):
+        if key in P:
+            check_choice(P, key, allowed)
+    for key, allowed in (("priors", PRIORS), ("protocols", tuple(PROTOCOLS)), ("profiles", None),
+                         ("mixed_teams", None)):
+        if key in P:
+            check_items(P, key, allowed)
+    for where, probe in _probes(name, P):
+        try:
+            resolve(probe)  # the team's keys at each size (profile, model, base_url, api_key_env, llm_options ...)
+        except ValueError as e:
+            raise ValueError(f"{where}: {e}" if where else str(e)) from None
 
 
 def run_notebook(name: str, P: Params) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """Run (or resume) notebook ``name``'s grid; ``(episodes, steps, run folder)``."""
-    if name not in SPECS:
-        raise ValueError(f"name: {name!r} is not a MECoBench notebook; allowed: {', '.join(SPECS)}")
-    return _run(name, SPECS[name](P), P)
+    """Run (or resume) notebook ``name``'s grid; ``(episodes, steps, run folder)``. Bad parameters and
+    endpoints raise ``ParameterError`` before the suite is loaded or any episode runs."""
+    with parameter_checks():
+        check_parameters(name, P)
+        preflight_endpoints(e for _, probe in _probes(name, P) for e in endpoints(probe))
+        specs = SPECS[name](P)
+    return _run(name, specs, P)
 
 
 # -- what each notebook says: its tables and the findings written from them ---------------------------

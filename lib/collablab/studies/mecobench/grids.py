@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -30,9 +30,11 @@ def task_ids(structure: str, n_tasks: int, suite_seed: int = 0, source: str = "s
 
 
 def team_spec(backend: str, profile: str = "medium", model: str = "", base_url: str = "", provider: str = "auto",
-              llm_cache_mode: str = "") -> dict[str, Any]:
+              llm_cache_mode: str = "", api_key_env: str | None = None,
+              llm_options: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Spec keys for the team's backend: the offline heuristic (with a profile), the scripted
-    oracle, or an LLM endpoint (``model``; ``base_url`` empty = the OpenAI API)."""
+    oracle, or an LLM endpoint (``model``; ``base_url`` empty = the OpenAI API; ``api_key_env``
+    the NAME of the key's variable; ``llm_options`` more ``llm_*`` spec keys such as ``llm_replicas``)."""
     if backend not in POLICY_NAMES:
         raise ValueError(f"backend: {backend!r} is not allowed; allowed: {', '.join(POLICY_NAMES)}")
     if backend != "llm":
@@ -44,19 +46,24 @@ def team_spec(backend: str, profile: str = "medium", model: str = "", base_url: 
         out["base_url"] = base_url
     if llm_cache_mode:
         out["llm_cache_mode"] = llm_cache_mode
+    if api_key_env:
+        out["api_key_env"] = api_key_env
+    out.update(llm_options or {})
     return out
 
 
-def check_team_sizes(sizes: Iterable[int]) -> list[int]:
-    """The team sizes of a sweep: a non-empty list of whole numbers in 1..MAX_TEAM."""
+def check_team_sizes(sizes: Iterable[int], name: str = "team_sizes") -> list[int]:
+    """The team sizes of a sweep (the parameter ``name``): a non-empty list of whole numbers in 1..MAX_TEAM."""
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Iterable):
+        raise ValueError(f"{name}: {sizes!r} is not allowed; allowed: a non-empty list of integers in 1..{MAX_TEAM}")
     sizes = list(sizes)
     for s in sizes or [None]:
         try:
-            ok = check_n_agents(s, "team_sizes") <= MAX_TEAM
+            ok = check_n_agents(s, name) <= MAX_TEAM
         except ValueError:
             ok = False
         if not ok:
-            raise ValueError(f"team_sizes: each must be an integer in 1..{MAX_TEAM}, got {sizes}")
+            raise ValueError(f"{name}: each must be an integer in 1..{MAX_TEAM}, got {sizes}")
     return sizes
 
 

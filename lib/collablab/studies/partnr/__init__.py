@@ -23,11 +23,11 @@ robot planner on PARTNR's skills, tasks and evaluation, in our household world.
 
 from ...runs import notebook_parameters as parameters
 from . import calls, episode, evaluation, llm_planner, metrics, offline, prediction, skills, tasks, world
-from .conformance import conformance_cases
+from .conformance import conformance_cases, is_truncated, usable_reply
 from .episode import Channels, run_episode
 from .offline import OfflinePlanner, OfflineProfile
 from .spec import DEFAULTS, RECORD_SCHEMA, endpoints, is_invalid, resolve, run_spec, sabotage, validate
 
-__all__ = ["Channels", "DEFAULTS", "OfflinePlanner", "OfflineProfile", "RECORD_SCHEMA", "calls", "conformance_cases",
+__all__ = ["Channels", "DEFAULTS", "OfflinePlanner", "OfflineProfile", "RECORD_SCHEMA", "calls", "conformance_cases", "is_truncated", "usable_reply",
            "episode", "evaluation", "is_invalid", "llm_planner", "metrics", "offline", "parameters", "prediction",
            "resolve", "run_episode", "run_spec", "sabotage", "skills", "tasks", "validate", "endpoints", "world"]

@@ -4,6 +4,7 @@ tasks. Faults come from :func:`.spec.sabotage`, invalid records from :func:`.spe
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 #: Every condition of the paper's grid (§4.1, §4.5): 2x2x2 under partial observability, OAS x OANA under full.
@@ -14,7 +15,7 @@ CONDITIONS: dict[str, dict[str, Any]] = {
        for o in (False, True) for p in (False, True)},
 }
 
-__all__ = ["CONDITIONS", "conformance_cases"]
+__all__ = ["CONDITIONS", "conformance_cases", "is_truncated", "usable_reply"]
 
 
 def conformance_cases(base_url: str) -> dict[str, dict[str, Any]]:
@@ -26,3 +27,17 @@ def conformance_cases(base_url: str) -> dict[str, dict[str, Any]]:
         cases[f"heuristic/{name}"] = {"instance": 0, "seed": 3, **cond}
         cases[f"llm/{name}"] = {"instance": 0, "seed": 3, **cond, **llm}
     return cases
+
+
+def usable_reply(body: dict[str, Any]) -> str:
+    """A reply every planner call can use: a thought and ``Wait[]`` (ReAct), or its JSON form when
+    the request asks for JSON."""
+    if body.get("response_format"):
+        return json.dumps({"thought": "I wait for my partner.", "action": {"tool": "Wait", "args": []}})
+    return "Thought: I wait for my partner.\nWait[]\nAssigned!"
+
+
+def is_truncated(result: dict[str, Any]) -> bool:
+    """The episode recorded replies cut at the token budget (``invalid_cause`` ``truncated``)."""
+    return result["episode"].get("truncated_replies", 0) > 0 and all(
+        s["invalid_cause"] == "truncated" for s in result["steps"] if s["invalid"])
