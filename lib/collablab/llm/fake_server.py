@@ -30,6 +30,11 @@ directives written anywhere in that message as ``[[fake key=value ...]]``:
                         whole message text).
 
 A custom ``handler(body: dict, server) -> FakeReply | str`` replaces all this.
+
+``reasoning_rules=True`` answers as OpenAI's reasoning models do (GPT-5, o-series): HTTP 400
+``unsupported_parameter`` for ``max_tokens`` (use ``max_completion_tokens``) and ``stop``, and
+``unsupported_value`` for a ``temperature`` or ``top_p`` other than 1. ``owned_by`` is what the
+model list says owns each model (``vllm``, ``llamacpp``: how a client tells the server kind).
 Usage is reported as whitespace-separated word counts.
 """
 
@@ -115,6 +120,20 @@ def default_handler(body: dict, server: "FakeOpenAIServer") -> FakeReply:
     return FakeReply(text=f"echo: {clean}", delay_s=delay, reasoning=reasoning)
 
 
+def _refused(body: dict) -> dict[str, Any] | None:
+    """The error OpenAI's reasoning models answer a request with, or None (module docstring)."""
+    for name, hint in (("max_tokens", " Use 'max_completion_tokens' instead."), ("stop", "")):
+        if name in body:
+            return {"message": f"Unsupported parameter: '{name}' is not supported with this model.{hint}",
+                    "type": "invalid_request_error", "param": name, "code": "unsupported_parameter"}
+    for name in ("temperature", "top_p"):
+        if name in body and body[name] != 1:
+            return {"message": f"Unsupported value: '{name}' does not support {body[name]} with this model. "
+                               "Only the default (1) value is supported.",
+                    "type": "invalid_request_error", "param": name, "code": "unsupported_value"}
+    return None
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # else headers+body in two segments cost a 40 ms delayed ACK
@@ -172,6 +191,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not self._authorized():
             return
+        refused = _refused(body) if fake.reasoning_rules else None
+        if refused is not None:
+            with fake._lock:
+                fake.n_refused += 1
+            self._send(400, json.dumps({"error": refused}).encode())
+            return
         fake._enter(body, self.headers.get("Authorization"))
         try:
             reply = fake.handler(body, fake)
@@ -221,7 +246,8 @@ class FakeOpenAIServer:
     def __init__(self, handler: Callable[[dict, "FakeOpenAIServer"], FakeReply | str] | None = None,
                  *, host: str = "127.0.0.1", port: int = 0, models: Sequence[str] = ("fake-model",),
                  root: str | Mapping[str, str] | None = None, version: str | None = "fake-0.1",
-                 delay_s: float = 0.0, require_key: str | None = None):
+                 delay_s: float = 0.0, require_key: str | None = None, reasoning_rules: bool = False,
+                 owned_by: str = "fake"):
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError(f"host: {host!r}; the fake server serves loopback only (127.0.0.1, localhost, ::1)")
         self.handler = handler or default_handler
@@ -230,6 +256,8 @@ class FakeOpenAIServer:
         self.version = version
         self.delay_s = float(delay_s)
         self.require_key = require_key
+        self.reasoning_rules = reasoning_rules
+        self.owned_by = owned_by
         self.models_status = 200
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
@@ -237,6 +265,7 @@ class FakeOpenAIServer:
         self.max_in_flight = 0
         self.n_requests = 0
         self.n_model_requests = 0
+        self.n_refused = 0  # requests refused under reasoning_rules
         self.bodies: list[dict] = []
         self.auth_headers: set[str] = set()
         self.last_auth: str | None = None
@@ -254,7 +283,7 @@ class FakeOpenAIServer:
 
     def model_entry(self, model_id: str) -> dict[str, Any]:
         """The ``/v1/models`` entry of ``model_id`` (with its ``root`` when one is set)."""
-        entry: dict[str, Any] = {"id": model_id, "object": "model", "owned_by": "fake"}
+        entry: dict[str, Any] = {"id": model_id, "object": "model", "owned_by": self.owned_by}
         root = self.root.get(model_id) if isinstance(self.root, Mapping) else self.root
         if root is not None:
             entry["root"] = root
@@ -311,12 +340,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--delay-s", type=float, default=0.0, help="delay of every chat reply")
     ap.add_argument("--models", default="fake-model", help="comma-separated served model ids")
     ap.add_argument("--root", default=None, help="the root every served model reports")
+    ap.add_argument("--owned-by", default="fake", help="the owner the model list names (vllm, llamacpp, ...)")
+    ap.add_argument("--reasoning-rules", action="store_true",
+                    help="refuse max_tokens, stop and a temperature other than 1, as OpenAI's reasoning models do")
     args = ap.parse_args(argv)
-    srv = FakeOpenAIServer(port=args.port, delay_s=args.delay_s,
-                           models=[m for m in args.models.split(",") if m], root=args.root)
+    srv = FakeOpenAIServer(port=args.port, delay_s=args.delay_s, owned_by=args.owned_by,
+                           models=[m for m in args.models.split(",") if m], root=args.root,
+                           reasoning_rules=args.reasoning_rules)
     print(f"PORT {srv.port}", flush=True)
     try:
-        srv._httpd.serve_forever()
+        srv.serve_forever()
     except KeyboardInterrupt:
         pass
     return 0

@@ -12,7 +12,7 @@ A call names its settings once, the same for every server (``temperature``, ``ma
 * **parameter rules** (:data:`PARAM_RULES`): OpenAI's reasoning models (o1, o3, o4-mini, the GPT-5
   family except ``gpt-5-chat``) reject ``max_tokens`` and any ``temperature`` but the default; under
   ``reasoning`` rules ``max_tokens`` travels as ``max_completion_tokens`` and the sampling keys
-  (temperature, top_p, penalties, logit_bias, stop) are not sent. ``auto`` applies them when the
+  (temperature, top_p, penalties, logit_bias, stop, seed) are not sent. ``auto`` applies them when the
   model id names such a model on any provider but vLLM and llama.cpp (which serve open weights and
   take every key); ``standard`` and ``reasoning`` force one or the other.
 * **stop**: a stop sequence is applied to the answer by the client after the thoughts are removed
@@ -35,7 +35,7 @@ from .types import PARAM_RULES, PROVIDERS, THINKING
 __all__ = ["PARAM_RULES", "PROVIDERS", "THINKING", "is_reasoning_model", "resolve_provider", "wire_params"]
 
 _REASONING_ID = re.compile(r"^(?:openai/)?(?:o[1-9](?:-|$)|gpt-5(?!-chat))", re.IGNORECASE)
-_SAMPLING = ("temperature", "top_p", "presence_penalty", "frequency_penalty", "logit_bias", "stop")
+_SAMPLING = ("temperature", "top_p", "presence_penalty", "frequency_penalty", "logit_bias", "stop", "seed")
 
 
 def is_reasoning_model(model: str) -> bool:
