@@ -41,7 +41,7 @@ from collablab.runs.__main__ import add_arguments, endpoint_lines, read_yaml, ru
 from collablab.runs.fingerprint import code_fingerprint
 from collablab.runs.grid import canonical_json, episode_key, expand_grid
 from collablab.runs.merge import merge_shards, parse_shard, shard_slice
-from collablab.runs.notebook import DRY_RUN_ENV, RECORD_ENV
+from collablab.runs.notebook import DRY_RUN_ENV, RECORD_ENV, SHOW_REQUESTS_ENV
 from collablab.runs.paths import outputs_dir
 from collablab.runs.registry import studies
 from collablab.runs.store import EPISODES, FAILURES, KEY, RunLockedError, read_records
@@ -342,8 +342,9 @@ def run_point(pt: Point, force: bool = False) -> Row:
     return Row(pt, status, runs, wall, error)
 
 
-def dry_run_point(pt: Point) -> Row:
-    """What ``pt`` would run: its notebook executed up to its grid under ``COLLABLAB_DRY_RUN``."""
+def dry_run_point(pt: Point, show_requests: bool = False) -> Row:
+    """What ``pt`` would run: its notebook executed up to its grid under ``COLLABLAB_DRY_RUN``
+    (``show_requests``: with the first request body of each model role in its runs' plans)."""
     md = _finished_before(pt)
     if md is not None:
         return Row(pt, "skipped", [{**r, "n_pending": 0} for r in md.get("runs", [])])
@@ -351,7 +352,10 @@ def dry_run_point(pt: Point) -> Row:
     with tempfile.TemporaryDirectory(prefix="collablab-dry-") as tmp:
         plan = Path(tmp) / "plan.jsonl"
         try:
-            _execute(pt, Path(tmp) / pt.out.name, {DRY_RUN_ENV: str(plan), "COLLABLAB_OUTPUTS": str(outputs_dir())})
+            env = {DRY_RUN_ENV: str(plan), "COLLABLAB_OUTPUTS": str(outputs_dir())}
+            if show_requests:
+                env[SHOW_REQUESTS_ENV] = "1"
+            _execute(pt, Path(tmp) / pt.out.name, env)
             status, error = "no grid", "ran to the end without reaching a grid (no dry-run support?)"
         except Exception as e:  # noqa: BLE001
             status, error = ("planned", "") if getattr(e, "ename", None) == "DryRun" else (_failed(e), _error_line(e))
@@ -410,6 +414,15 @@ def _dry_summary(rows: list[Row]) -> list[str]:
     lines = _table(["notebook", "point", "episodes", "done", "to run", "run folder", "note"], body, right={2, 3, 4})
     lines.append(f"(run folders under {outputs_dir()})")
     lines += [f"{r.point.notebook.stem} {r.point.label}: {r.error}" for r in rows if r.error]
+    for r in rows:
+        for x in r.runs or []:
+            if "requests" not in x:
+                continue
+            lines.append(f"\n{r.point.notebook.stem} {r.point.label}: " + (
+                f"the first request of each of {len(x['requests'])} model role(s); nothing was sent"
+                if x["requests"] else "no unit calls a model (backend heuristic?)"))
+            for role, body in x["requests"].items():
+                lines += [f"-- {role}", json.dumps(body, indent=2, ensure_ascii=False)]
     return lines
 
 
@@ -420,6 +433,8 @@ def _sigterm(signum: int, frame: Any) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     """``collablab run``: execute (or dry-run) the points; print the table; the exit status."""
     try:
+        if args.show_requests and not args.dry_run:
+            raise ValueError("--show-requests: only with --dry-run (a dry run sends nothing)")
         points = plan_points(args)
         if args.shard:
             k, n = parse_shard(args.shard)
@@ -438,7 +453,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             t0 = time.time()
             print(f"[{i}/{len(points)}] {pt.notebook.stem} ({pt.label}){' dry run' if args.dry_run else ''} ...",
                   file=sys.stderr, flush=True)
-            row = dry_run_point(pt) if args.dry_run else run_point(pt, force=args.force)
+            row = dry_run_point(pt, args.show_requests) if args.dry_run else run_point(pt, force=args.force)
             rows.append(row)
             bad = row.status == "bad input"
             print(f"[{i}/{len(points)}] {pt.notebook.stem} ({pt.label}) {row.status} in {row.wall_s:.1f}s"
@@ -546,6 +561,8 @@ def parser() -> argparse.ArgumentParser:
                                                  "(default outputs/notebooks/<params or grid name>)")
     run.add_argument("--force", action="store_true", help="execute notebooks that finished before too")
     run.add_argument("--dry-run", action="store_true", help="show what would run and how many episodes; run none")
+    run.add_argument("--show-requests", action="store_true",
+                     help="with --dry-run: print the first request body each model role would send (nothing is sent)")
     run.add_argument("--shard", default=None, metavar="K/N", help="run every N-th point, starting at the K-th")
     run.add_argument("--workers", type=int, default=None, help="the notebooks' workers parameter")
     run.add_argument("--engine", default=None, choices=("local", "ray"), help="the notebooks' engine parameter")

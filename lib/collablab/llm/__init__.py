@@ -33,7 +33,7 @@ from .cache import (
                     default_cache_path,
 )
 from . import stats
-from .client import LLMClient, forget_served, learned_served, merge_params, run_sync
+from .client import LLMClient, forget_served, learned_served, merge_params, observe_requests, run_sync
 from .limiter import EndpointLimiter, endpoint_limiter
 from .preflight import EndpointCheckError, ServedModel, check_endpoint, check_endpoints
 from .redact import redact
@@ -69,7 +69,7 @@ __all__ = [
     "canonical_request", "default_cache_mode", "default_cache_path",
     "ENDPOINT_ERROR_KINDS", "EndpointCheckError", "EndpointError", "EndpointLimiter", "EndpointSpec",
     "LLMCallError", "LLMClient", "LLMResult", "ServedModel", "Usage", "check_endpoint", "check_endpoints",
-    "endpoint_limiter", "forget_served", "learned_served", "merge_params", "redact", "run_sync", "stats",
+    "endpoint_limiter", "forget_served", "learned_served", "merge_params", "observe_requests", "redact", "run_sync", "stats",
     "assistant_message", "image_data_url", "image_part", "system_message", "text_part",
     "user_message",
     "STRUCTURED_MODES", "ChatClient", "StructuredResult", "ask", "chat_json", "extract_json", "find_json",

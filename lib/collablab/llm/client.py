@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -45,7 +46,7 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from . import breaker, stats, structured
 from .cache import CacheMiss, ResponseCache, cache_key, canonical_request
@@ -57,7 +58,8 @@ from .reply import read_reply
 from .types import THINKING, EndpointError, EndpointSpec, LLMResult, Usage, is_loopback_url
 from .wire import resolve_provider, wire_params
 
-__all__ = ["SAMPLING_PARAMS", "LLMClient", "forget_served", "learned_served", "merge_params", "run_sync"]
+__all__ = ["SAMPLING_PARAMS", "LLMClient", "forget_served", "learned_served", "merge_params", "observe_requests",
+           "run_sync"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -79,6 +81,24 @@ def run_sync(coro: Awaitable[T]) -> T:
         return asyncio.run(coro)  # type: ignore[arg-type]
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="collablab-llm") as ex:
         return ex.submit(asyncio.run, coro).result()
+
+
+# ----------------------------------------------------------------------- observers
+
+#: Called with every logical request before it is sent: (call_id, endpoint, params, messages).
+Observer = Callable[[str, EndpointSpec, dict, list], None]
+_OBSERVERS: list[Observer] = []
+
+
+@contextlib.contextmanager
+def observe_requests(observer: Observer) -> Iterator[None]:
+    """Call ``observer(call_id, endpoint, logical params, messages)`` for every chat call of this
+    process while the block runs (``--show-requests``); an exception it raises ends the call."""
+    _OBSERVERS.append(observer)
+    try:
+        yield
+    finally:
+        _OBSERVERS.remove(observer)
 
 
 # ------------------------------------------------------------------------ params
@@ -506,6 +526,8 @@ class LLMClient:
                                              seed=seed, stop=stop, response_format=response_format,
                                              thinking=thinking),
                                       **dict(extra_params or {})})
+        for observer in list(_OBSERVERS):
+            observer(call_id, spec, params, msgs)
         n_max = int(max_attempts if max_attempts is not None else spec.max_attempts)
         timeout = float(timeout_s if timeout_s is not None else spec.timeout_s)
         base = dict(model=spec.model, endpoint=spec.alias, call_id=call_id, sample_index=sample_index,

@@ -33,11 +33,14 @@ from .runner import ENGINES, run_grid
 from .spec_checks import check_choice, check_int, check_str
 from .store import EPISODES, FAILURES, KEY, read_records
 
-__all__ = ["DRY_RUN_ENV", "RECORD_ENV", "DryRun", "ParameterError", "append_record", "cache_mode",
+__all__ = ["DRY_RUN_ENV", "RECORD_ENV", "SHOW_REQUESTS_ENV", "DryRun", "ParameterError", "append_record", "cache_mode",
            "check_run_parameters", "llm_option_keys", "notebook_parameters", "parameter_checks", "pending_counts",
            "preflight_endpoints", "run_notebook_grid"]
 
 DRY_RUN_ENV = "COLLABLAB_DRY_RUN"
+#: Set (to anything) with :data:`DRY_RUN_ENV`: the dry run's plan also holds the first request
+#: body of each role (``requests``, :func:`.show_requests.sample_requests`).
+SHOW_REQUESTS_ENV = "COLLABLAB_SHOW_REQUESTS"
 RECORD_ENV = "COLLABLAB_RUN_RECORD"
 _PLAIN = (str, int, float, bool, type(None))
 _IPYTHON = {"In", "Out", "exit", "quit", "get_ipython"}
@@ -199,6 +202,10 @@ def run_notebook_grid(grid: list[dict[str, Any]], *, fn: str, notebook: str, P: 
         with parameter_checks():
             counts = pending_counts(grid, run_dir, validate)
         plan = {"study": notebook, "run_id": run_id, "run_dir": str(run_dir), **counts}
+        if os.environ.get(SHOW_REQUESTS_ENV):
+            from .show_requests import sample_requests
+
+            plan["requests"] = sample_requests(grid, fn)
         append_record(os.environ[DRY_RUN_ENV], plan)
         raise DryRun(plan)
     extra = {k: P[k] for k, default in _ENGINE_PARAMS.items() if P.get(k, default) not in (default, "")}
