@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from collablab.llm import EndpointError, EndpointSpec, LLMClient, ResponseCache
+from collablab.llm import EndpointError, EndpointSpec, LLMClient, LLMResult, ResponseCache, Usage
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
 from collablab.studies.mastracebench import methods as M
 from collablab.studies.mastracebench import metrics as X
@@ -532,7 +532,7 @@ def test_a_reply_cut_at_the_token_budget_is_unreadable_even_with_a_verdict_in_it
 
 
 class FakeClient:
-    """A client object without the floor: ``chat_sync(messages, **kwargs)``, scripted replies."""
+    """A client without a server: ``chat_sync(messages, **kwargs)`` gives scripted LLMResults."""
 
     endpoint = type("E", (), {"model": "fake-judge"})()
 
@@ -542,8 +542,8 @@ class FakeClient:
     def chat_sync(self, messages, **kwargs):
         self.calls.append((messages, kwargs))
         text, finish = self.replies.pop(0)
-        return type("R", (), {"text": text, "finish_reason": finish, "cache": "off",
-                              "usage": type("U", (), {"prompt_tokens": 7, "completion_tokens": 3})()})()
+        return LLMResult(text=text, usage=Usage(7, 3, 10), latency_s=0.0, cache="off", attempts=1, error=None,
+                         model="fake-judge", endpoint="fake", call_id=kwargs["call_id"], finish_reason=finish)
 
 
 def test_the_judge_asks_with_thinking_off_temperature_0_and_distinct_attempts():

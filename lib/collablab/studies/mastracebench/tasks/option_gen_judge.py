@@ -39,7 +39,6 @@ Decisions the paper leaves open (ours; tested in tests/test_mastracebench_option
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 import math
@@ -613,26 +612,10 @@ def parse_judge_reply(text: str) -> tuple[float, float] | str:
 _RERUNS = 10
 
 
-def _chat_keywords(client: Any) -> frozenset[str] | None:
-    """The keywords ``client.chat`` (else ``client.chat_sync``) names, or None when it takes any
-    (``**kwargs``) or cannot be inspected."""
-    fn = getattr(client, "chat", None) or getattr(client, "chat_sync", None)
-    try:
-        params = inspect.signature(fn).parameters  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return None
-    return frozenset(params)
-
-
 def _read_verdict(result: Any) -> tuple[float, float] | str:
     """``(s_cor, s_dis)`` of one judge reply, or why it is unreadable: a reply cut at the token
     budget (``finish_reason`` ``length``) is never parsed (its JSON may be a fragment)."""
-    truncated = getattr(result, "truncated", None)
-    if truncated is None:
-        truncated = getattr(result, "finish_reason", None) == "length"
-    if truncated:
+    if result.truncated:
         return "the reply was cut at the token budget (finish_reason 'length') before a verdict"
     return parse_judge_reply(getattr(result, "text", None) or "")
 
@@ -643,7 +626,7 @@ class LLMJudge:
     (:data:`JUDGE_TEMPERATURE`) with thinking off (:data:`JUDGE_THINKING`) and
     :func:`judge_prompt` (:data:`PROMPT_VERSION`). ``client`` is a :class:`collablab.llm.LLMClient`
     (cache and replay apply: the call id is the judge's logical id, independent of method and
-    call order); ``thinking`` and ``attempt`` are passed only if its ``chat`` takes them.
+    call order).
 
     ``max_tokens`` (:data:`JUDGE_MAX_TOKENS` = 4096): the verdict itself is ~20 tokens, but judges
     often write a rationale per rubric point and anchored interval before the JSON, "JSON only"
@@ -673,7 +656,6 @@ class LLMJudge:
             self.rubrics = RubricCache()
         if not isinstance(self.reasks, int) or isinstance(self.reasks, bool) or self.reasks < 0:
             raise ValueError(f"reasks: must be an integer >= 0, got {self.reasks!r}")
-        self._warned = False
 
     @property
     def model(self) -> str:
@@ -685,43 +667,28 @@ class LLMJudge:
         """:data:`PROMPT_VERSION`."""
         return PROMPT_VERSION
 
-    def _options(self, call_id: str) -> tuple[dict[str, Any], bool]:
-        """The keyword arguments of every ask, and whether ``attempt`` may be passed."""
-        names = _chat_keywords(self.client)
-        opts: dict[str, Any] = dict(call_id=call_id, sample_index=0, temperature=JUDGE_TEMPERATURE,
-                                    max_tokens=self.max_tokens)
-        if self.thinking is not None:
-            if names is None or "thinking" in names:
-                opts["thinking"] = self.thinking
-            elif not self._warned:
-                self._warned = True
-                log.warning("OptionGen judge: the client's chat has no 'thinking' keyword; the judge runs "
-                            "with the endpoint's default thinking mode, not %r", self.thinking)
-        return opts, names is None or "attempt" in names
-
     def judge(self, proposal: OptionSet, item: OptionGenItem, call_id: str) -> Verdict:
         """The verdict on ``proposal``: re-asked when unreadable, :class:`JudgeError` when no ask
         gives one; a transport failure raises the floor's ``EndpointError``."""
         prompt = judge_prompt(item, self.rubrics.get(item), proposal)  # type: ignore[union-attr]
-        opts, with_attempt = self._options(call_id)
+        opts = dict(call_id=call_id, sample_index=0, temperature=JUDGE_TEMPERATURE, max_tokens=self.max_tokens,
+                    thinking=self.thinking)
         messages: Any = prompt
         tin = tout = fresh = 0
         whys: list[str] = []
         text = ""
         for attempt in range(_RERUNS * (1 + self.reasks)):  # replayed asks included
-            kw = {**opts, "attempt": attempt} if with_attempt else opts
-            result = self.client.chat_sync(messages, **kw)
-            usage = getattr(result, "usage", None)
-            tin += int(getattr(usage, "prompt_tokens", 0) or 0)
-            tout += int(getattr(usage, "completion_tokens", 0) or 0)
-            text = getattr(result, "text", None) or ""
+            result = self.client.chat_sync(messages, attempt=attempt, **opts)
+            tin += int(result.usage.prompt_tokens or 0)
+            tout += int(result.usage.completion_tokens or 0)
+            text = result.text or ""
             got = _read_verdict(result)
             if not isinstance(got, str):
                 note = "; ".join(f"ask {k + 1}: {w}" for k, w in enumerate(whys))
                 return Verdict(got[0], got[1], f"read on ask {attempt + 1} ({note})" if whys else "",
                                tin, tout, call_id, attempt + 1)
             whys.append(got)
-            if getattr(result, "cache", None) != "hit":
+            if result.cache != "hit":
                 fresh += 1
             if fresh > self.reasks:
                 break
