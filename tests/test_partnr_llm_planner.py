@@ -438,3 +438,14 @@ def test_an_episode_replays_from_the_cache_without_a_server(tmp_path):
                               for _ in (0, 1)], Channels(oas=True, oana=True), max_cycles=3).run()
     assert [log.to_dict() for log in replay.logs] == [log.to_dict() for log in live.logs]
     assert replay.steps == live.steps and replay.percent_complete == live.percent_complete
+
+
+def test_thoughts_are_recorded_apart_and_a_draft_in_them_is_never_the_call(observations, tmp_path):
+    """Issue 23: a reasoning model's draft call inside its thoughts is not executed; the start of
+    the thoughts goes with the decision (and the step record's ``reasoning``)."""
+    obs = dataclasses.replace(observations[1], predict=False)
+    room = sorted(obs.world.room_box)[0]
+    reply = f"<think>Maybe Done[]\nAssigned!\nNo: explore first.</think>Thought: look around.\nExplore[{room}]\nAssigned!"
+    with FakeOpenAIServer(script(reply)) as srv:
+        d = LLMPlanner(client(srv.base_url, tmp_path), max_tokens=64).decide(obs)
+    assert d.call == ToolCall("Explore", (room,)) and d.reasoning.startswith("Maybe Done[]")

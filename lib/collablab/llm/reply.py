@@ -24,7 +24,11 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["ReadReply", "cut_at_stop", "read_reply", "split_thoughts"]
+__all__ = ["THOUGHTS_CHARS", "ReadReply", "cut_at_stop", "read_reply", "recorded_thoughts", "split_thoughts"]
+
+#: Characters of a call's thoughts a study keeps in its records (a reasoning model's run to
+#: thousands; the response cache keeps them all).
+THOUGHTS_CHARS = 1000
 
 _TAGS = "think|thinking|reasoning"
 _BLOCK = re.compile(rf"<({_TAGS})>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
@@ -75,6 +79,11 @@ def cut_at_stop(answer: str, stop: str | Sequence[str] | None) -> tuple[str, boo
     if not hits:
         return answer, False
     return answer[:min(hits)].rstrip(), True
+
+
+def recorded_thoughts(thoughts: str | None) -> str | None:
+    """The part of ``thoughts`` a record keeps: the first :data:`THOUGHTS_CHARS` characters."""
+    return thoughts[:THOUGHTS_CHARS] if thoughts else None
 
 
 def read_reply(content: str | None, reasoning: str | None = None, finish_reason: str | None = None,

@@ -32,8 +32,8 @@ bound). Its call id is logical and stable -- ``<task hash>/s<seed>/a<agent>/t<st
 empty one included) becomes a recorded invalid action (``invalid_reply``); a reply cut at
 ``max_tokens`` becomes ``invalid_truncated`` and is never parsed. Only the final answer is read:
 the thoughts (inline ``<think>`` blocks or the server's ``reasoning_content``) are kept apart by the
-LLM floor (:mod:`collablab.llm.reply`); each call record keeps ``finish_reason`` and the first
-:data:`THOUGHTS_CHARS` characters of the thoughts (the cache keeps all). A call that got no
+LLM floor (:mod:`collablab.llm.reply`); each call record keeps ``finish_reason`` and the start of
+the thoughts (:func:`~collablab.llm.reply.recorded_thoughts`). A call that got no
 reply at all (server down past the client's outage wait, retries used up, key missing or
 rejected) raises :class:`~collablab.llm.EndpointError` out of the episode, which the run grid
 records as a failed episode that a rerun retries; a cache miss in ``replay`` mode raises too
@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ...llm import LLMClient, check_structured_mode, response_format_for, system_message, user_message
+from ...llm.reply import recorded_thoughts
 from ...llm.structured import Parse, ask
 from ...world.actions import Action
 from ..base import AgentContext, Assignment, Decision, Message, Policy, Utterance
@@ -80,10 +81,6 @@ class LLMSettings:
         check_structured_mode(self.structured_mode)
         if self.grounding not in ("rules", "rules+llm"):
             raise ValueError(f"grounding: {self.grounding!r} is not allowed; allowed: rules, rules+llm")
-
-
-#: Characters of a call's thoughts kept in its record (a reasoning model's run to thousands).
-THOUGHTS_CHARS = 1000
 
 
 @dataclass
@@ -365,7 +362,7 @@ class LLMPolicy(Policy):
         last = res.asks[-1]
         rec["finish_reason"] = last.finish_reason
         if last.reasoning:
-            rec["thoughts"] = last.reasoning[:THOUGHTS_CHARS]
+            rec["thoughts"] = recorded_thoughts(last.reasoning)
         if parse_error:
             rec["parse_error"] = parse_error[:300]
         self.calls.append(rec)

@@ -110,6 +110,7 @@ class Reply:
     tokens_out: int = 0
     calls: int = 1
     invalid: str | None = None
+    reasoning: str | None = None  # a model's thoughts apart from its reply (their start, recorded with the call)
 
 
 class Brain(Protocol):

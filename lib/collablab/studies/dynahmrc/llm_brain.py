@@ -88,6 +88,7 @@ from pathlib import Path
 from typing import Any
 
 from ...llm import EndpointError, LLMClient, LLMResult
+from ...llm.reply import recorded_thoughts
 from .actions import ActionError, format_action, parse_action
 from .brain import Context, Plan, Reply
 from .layout import MOVE_LIMIT_M
@@ -684,6 +685,7 @@ class LLMBrain:
         reply = read_reply(stage, result.text or "", ctx, candidates=candidates)
         reply.tokens_in, reply.tokens_out = tokens["tokens_in"], tokens["tokens_out"]
         reply.thoughts = reply.thoughts or (result.reasoning or "")
+        reply.reasoning = recorded_thoughts(result.reasoning)
         return reply
 
     def _unusable(self, result: LLMResult, tokens: dict[str, int]) -> Reply | None:
@@ -692,7 +694,7 @@ class LLMBrain:
         if result.truncated:
             where = "inside its thoughts" if not (result.text or "").strip() else "in its answer"
             return Reply(result.text or "", thoughts=result.reasoning or "", **tokens,
-                         invalid=f"truncated: the reply was cut at max_tokens={self.max_tokens} {where}")
+                         reasoning=recorded_thoughts(result.reasoning), invalid=f"truncated: the reply was cut at max_tokens={self.max_tokens} {where}")
         if not (result.text or "").strip():
             return Reply("", thoughts=result.reasoning or "", **tokens,
                          invalid=f"the model gave an empty reply (finish_reason={result.finish_reason})")
@@ -755,6 +757,7 @@ class LLMBrain:
         reply = read_team_reply(result.text or "", ctxs)
         reply.tokens_in, reply.tokens_out = tokens["tokens_in"], tokens["tokens_out"]
         reply.thoughts = reply.thoughts or (result.reasoning or "")
+        reply.reasoning = recorded_thoughts(result.reasoning)
         return reply
 
     def act_team(self, ctxs: list[Context]) -> Reply:

@@ -115,6 +115,7 @@ class Decision:
     error: str | None = None
     tokens: int = 0
     cause: str | None = None  # why there is no call: "truncated" (cut at max_tokens) or "reply"
+    reasoning: str | None = None  # the model's thoughts apart from its reply (the start: recorded_thoughts)
 
 
 class Planner(Protocol):
@@ -145,6 +146,7 @@ class ActionLog:
     tokens: int = 0
     invalid: bool = False
     invalid_cause: str | None = None  # "truncated", "reply" (nothing usable) or "precondition"
+    reasoning: str | None = None  # an LLM planner's thoughts before its reply (their start)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -297,7 +299,7 @@ class Episode:
             obs = self._observation(a)
             d = self.planners[a].decide(obs)
             log = ActionLog(a, ROLES[a], self.cycles[a], d.call.text() if d.call else None, self.t, self.t, False, "",
-                            d.thought, tokens=d.tokens, progress_before=self._progress())
+                            d.thought, tokens=d.tokens, progress_before=self._progress(), reasoning=d.reasoning)
             if self.ch.oana:
                 log.prediction = d.prediction.text() if d.prediction else None
                 b = 1 - a

@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from ...llm import EndpointError, LLMClient, find_json, response_format_for
+from ...llm.reply import recorded_thoughts
 from .calls import STOP_WORD, TOOLS, ToolCall, find_call, mask_id, parse_call
 from .episode import ROLES, Decision, Observation
 from .skills import ROLE_TOOLS
@@ -501,16 +502,18 @@ class LLMPlanner:
         if result.error is not None:
             raise EndpointError(result) from None
         reply = result.text or ""
+        reasoning = recorded_thoughts(result.reasoning)
         if result.truncated:  # a fragment is never read as an action (issue 23)
             where = "inside its thoughts" if not reply.strip() else "before a complete action"
-            return Decision(None, raw=reply, tokens=tokens, cause="truncated",
+            return Decision(None, raw=reply, tokens=tokens, cause="truncated", reasoning=reasoning,
                             error=f"truncated: the reply was cut at max_tokens={self.max_tokens} {where}")
         if not reply.strip():
             return Decision(None, error=f"the model gave an empty reply (finish_reason={result.finish_reason})",
-                            tokens=tokens)
+                            tokens=tokens, reasoning=reasoning)
         partner_tools = _partner(obs)[2]
         read = _read_json if self.mode == "json_schema" else _read_react
         call, thought, prediction, error = read(reply, obs.tools, partner_tools)
         if not obs.predict:
             prediction = None
-        return Decision(call, thought, prediction, raw=reply, error=None if call is not None else error, tokens=tokens)
+        return Decision(call, thought, prediction, raw=reply, error=None if call is not None else error, tokens=tokens,
+                        reasoning=reasoning)
