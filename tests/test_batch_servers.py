@@ -206,6 +206,6 @@ def test_a_notebook_without_its_api_key_stops_before_any_episode(tmp_path):
     env["COLLABLAB_OUTPUTS"] = str(tmp_path)
     proc = subprocess.run([*CLI, "run", "05", "--params", "smoke", "-p", "backend", "llm", "-p", "model", "gpt-4o-mini",
                            "--out", str(tmp_path / "nb")], env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.returncode == 2, proc.stdout + proc.stderr  # bad input (issue 23: it was 1, "run again")
     assert "api_key_env: OPENAI_API_KEY is not set" in proc.stdout + proc.stderr
     assert not list(tmp_path.rglob("episodes.jsonl")) or not any(p.read_text() for p in tmp_path.rglob("episodes.jsonl"))

@@ -166,9 +166,8 @@ def test_mecobench_checks_its_endpoint_before_the_suite(no_suite):
             EMB.run_notebook("02_modes", {**notebook_defaults(NOTEBOOKS["02"]), **llm,
                                           "mixed_teams": ["weak,fake-model"]})
     down = f"http://127.0.0.1:{free_port()}/v1"
-    with pytest.raises(ValueError, match=r"^base_url: .* does not answer") as e:  # no answer: not bad input
+    with pytest.raises(ParameterError, match=r"^base_url: .* does not answer .*--wait-for-server"):
         EMB.run_notebook("01_collaboration", {**llm, "base_url": down})
-    assert not isinstance(e.value, ParameterError) and e.value.kind == "transport"
 
 
 def _notebook_specs(nb: str, P: dict, monkeypatch: pytest.MonkeyPatch) -> tuple[object, list[dict]]:
@@ -242,7 +241,7 @@ def test_collablab_run_exits_2_with_one_line_naming_the_parameter_and_runs_nothi
         r.stderr
 
 
-def test_collablab_run_exits_2_on_a_missing_key_and_1_on_a_server_that_does_not_answer(tmp_path):
+def test_collablab_run_exits_2_on_a_missing_key_and_on_a_server_that_does_not_answer(tmp_path):
     llm = ["-p", "backend", "llm", "-p", "model", "fake-model", "-p", "api_key_env", KEY_ENV, "-p", "methods",
            "[Single-Agent]", "-p", "tasks", "[mapf]", "-p", "table4_settings", "[]"]
     with FakeOpenAIServer(require_key="s3cret-nb") as server:
@@ -251,12 +250,13 @@ def test_collablab_run_exits_2_on_a_missing_key_and_1_on_a_server_that_does_not_
     assert r.stderr.splitlines()[-1] == f"error: 05_proposal_trajectories (default): api_key_env: {KEY_ENV} is not set"
     r = _cli(tmp_path, "run", "05", *llm, "-p", "base_url", f"http://127.0.0.1:{free_port()}/v1",
              extra_env={KEY_ENV: "s3cret-nb"})
-    assert r.returncode == 1, r.stderr
-    assert "EndpointCheckError: base_url: " in r.stderr and "does not answer" in r.stderr
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.splitlines()[-1].startswith("error: 05_proposal_trajectories (default): base_url: ")
+    assert "does not answer" in r.stderr and "--wait-for-server" in r.stderr
     assert not (tmp_path / "outputs" / "05_proposal_trajectories").exists()
 
 
-def test_collablab_episodes_exits_1_on_no_answer_and_2_on_an_unserved_model(tmp_path, capsys):
+def test_collablab_episodes_exits_2_on_no_answer_and_on_an_unserved_model(tmp_path, capsys):
     from collablab.runs.__main__ import main
 
     def run(base_url: str, model: str) -> int:
@@ -267,7 +267,7 @@ def test_collablab_episodes_exits_1_on_no_answer_and_2_on_an_unserved_model(tmp_
         return main(["--study", "mastracebench", "--grid", str(grid), "--workers", "1", "--no-progress",
                      "--out-root", str(tmp_path / "runs")])
 
-    assert run(f"http://127.0.0.1:{free_port()}/v1", "fake-model") == 1
+    assert run(f"http://127.0.0.1:{free_port()}/v1", "fake-model") == 2
     err = capsys.readouterr().err
     assert err.startswith("error: base_url: ") and "--wait-for-server" in err and len(err.splitlines()) == 1
     with FakeOpenAIServer() as server:

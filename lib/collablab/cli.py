@@ -15,11 +15,11 @@ notebook's own values) into ``outputs/notebooks/<params>/``, or once per point o
 ``outputs/notebooks/<grid name>/<notebook>__<point key>.ipynb``. It resumes by default: a notebook
 whose output finished with the same parameters, notebook and code is skipped (``--force`` runs
 it again), and the notebooks' run folders resume their episodes. A table ends the run. Exit
-status: 0 all finished; 1 something failed (run again to retry), a model server that does not
-answer included (start it, then run again); 2 bad input: a bad option, parameter set or
-parameter, or an endpoint that answers but rejects the key, does not serve the model or is no
-OpenAI-compatible server (a notebook's ``ParameterError``, raised before its first episode: the
-run stops there with one ``error:`` line naming the parameter); 130 interrupted.
+status: 0 all finished; 1 something failed (run again to retry); 2 bad input: a bad option,
+parameter set or parameter, or an endpoint that fails its check (no answer, a rejected or missing
+key, a model not served, no OpenAI-compatible server): a notebook's ``ParameterError``, raised
+before its first episode; the run stops there with one ``error:`` line naming the parameter;
+130 interrupted.
 """
 
 from __future__ import annotations

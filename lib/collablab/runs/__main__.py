@@ -8,11 +8,11 @@ function runs the grid (``python -m collablab.runs --list-studies``).
 ``params:`` (copied into the manifest). Prints the run folder on the last line of stdout.
 ``--dry-run`` prints how many episodes would run without running any; ``--shard k/n`` runs the
 k-th of n interleaved slices of the grid into ``<run_id>.shard-k-of-n`` (``collablab merge``
-joins the shards). Exit status: 0 all episodes done; 1 some failed (run again to retry), or a
-model server did not answer the check before the first episode (start it, or wait for it with
-``--wait-for-server S``, and run again); 2 bad input: options, grid, specs, or an endpoint that
-answers but rejects the key, does not serve the model or is no OpenAI-compatible server (a
-message naming the parameter, before the first episode); 130 interrupted (SIGINT/SIGTERM;
+joins the shards). Exit status: 0 all episodes done; 1 some failed (run again to retry); 2 bad
+input, before the first episode, with a message naming the parameter: options, grid, specs, or an
+endpoint that fails its check (no answer: a wrong URL or a server not up yet, then start it or
+wait for it with ``--wait-for-server S``; a rejected or missing key; a model not served; no
+OpenAI-compatible server); 130 interrupted (SIGINT/SIGTERM;
 finished episodes are kept, run again to resume).
 """
 
@@ -214,11 +214,9 @@ def run_from_args(args: argparse.Namespace) -> int:
                        progress=not args.no_progress, params=params,
                        backend=args.backend, validate=validate, **extra)
     except (ValueError, OSError, RunLockedError) as e:
-        if preflight_error_kind(e) == "transport":  # the input may be right; the server may be starting
-            print(f"error: {e} (no episode ran: start the server, or wait for it with --wait-for-server S, "
-                  "and run again)", file=sys.stderr)
-            return 1
-        print(f"error: {e}", file=sys.stderr)
+        hint = (" (no episode ran: start the server, or wait for it with --wait-for-server S)"
+                if preflight_error_kind(e) == "transport" else "")
+        print(f"error: {e}{hint}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: finished episodes are kept; run the same command again to resume",

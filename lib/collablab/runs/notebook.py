@@ -11,8 +11,8 @@ Bad input stops a notebook before its first episode with a :class:`ParameterErro
 notebook entry checks every parameter inside :func:`parameter_checks` (one line naming the
 parameter and its allowed values) and its model endpoints with :func:`preflight_endpoints`
 before building anything costly; ``collablab run`` exits 2 on it. An endpoint that does not answer
-(``EndpointCheckError`` of kind ``transport``: the server may be starting) is not bad input:
-it stays as raised, and ``collablab run`` exits 1 (start the server, then run again).
+counts as bad input too (the URL is wrong, or the server is not up yet: nothing ran, the message
+says to start it or to wait for it with ``--wait-for-server``), as the docs promised.
 """
 
 from __future__ import annotations
@@ -64,16 +64,17 @@ class ParameterError(ValueError):
 
 @contextlib.contextmanager
 def parameter_checks() -> Iterator[None]:
-    """Turn a ValueError raised inside into a :class:`ParameterError` with the same one-line message,
-    except an endpoint check of kind ``transport`` (no answer: run again once the server is up)."""
+    """Turn a ValueError raised inside into a :class:`ParameterError` with the same one-line message
+    (an endpoint that does not answer also says how to wait for it)."""
     try:
         yield
     except ParameterError:
         raise
     except ValueError as e:
+        line = str(e).strip().splitlines()[0] if str(e).strip() else repr(e)
         if preflight_error_kind(e) == "transport":
-            raise
-        raise ParameterError(str(e).strip().splitlines()[0] if str(e).strip() else repr(e)) from None
+            line += " (no episode ran: start it, or wait for it with --wait-for-server S)"
+        raise ParameterError(line) from None
 
 
 #: Cache modes a notebook's ``llm_cache_mode`` takes ("": the environment's, else rw).
@@ -116,8 +117,7 @@ def check_run_parameters(P: Mapping[str, Any], llm_keys: Collection[str] = ()) -
 def preflight_endpoints(endpoints: Iterable[Any]) -> dict[str, dict[str, Any]]:
     """Check ``endpoints`` (``EndpointSpec`` objects) now, before a notebook builds anything costly:
     key set, server answers, model served (:func:`collablab.llm.check_endpoints`). A bad key, URL or
-    model raises :class:`ParameterError`; a server that does not answer (kind ``transport``) raises
-    the check's own error (``collablab run``: exit 1, run again once it is up). Returns what each serves;
+    model, or a server that does not answer, raises :class:`ParameterError` (``collablab run``: exit 2). Returns what each serves;
     under ``COLLABLAB_DRY_RUN`` it checks nothing."""
     if os.environ.get(DRY_RUN_ENV):  # a dry run runs no episode: it needs no server
         return {}
