@@ -219,12 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("command", choices=["serve"])
     ap.add_argument("--port", type=int, default=0)
     args = ap.parse_args(argv)
-    srv = style_server(args.port)
-    print(f"PORT {srv.port}", flush=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    style_server(args.port).serve_forever()
     return 0
 
 

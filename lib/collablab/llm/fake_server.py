@@ -320,8 +320,13 @@ class FakeOpenAIServer:
         return self
 
     def serve_forever(self) -> None:
-        """Serve in the calling thread until interrupted (a server process's main loop)."""
-        self._httpd.serve_forever()
+        """A server process's main loop: print ``PORT <n>``, then serve in the calling thread until
+        interrupted."""
+        print(f"PORT {self.port}", flush=True)
+        try:
+            self._httpd.serve_forever()
+        except KeyboardInterrupt:
+            pass
 
     def stop(self) -> None:
         self._httpd.shutdown()
@@ -347,11 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     srv = FakeOpenAIServer(port=args.port, delay_s=args.delay_s, owned_by=args.owned_by,
                            models=[m for m in args.models.split(",") if m], root=args.root,
                            reasoning_rules=args.reasoning_rules)
-    print(f"PORT {srv.port}", flush=True)
-    try:
-        srv.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    srv.serve_forever()
     return 0
 
 
