@@ -369,18 +369,6 @@ class LLMClient:
         e = self.endpoint
         return resolve_provider(e.provider, e.base_url, learned_served(e.alias))
 
-    def request_body(self, messages: Any, **params: Any) -> dict[str, Any]:
-        """The JSON body a :meth:`chat` with these arguments sends (for ``--show-requests``; sends
-        nothing). Before the first call the provider is the configured or ``compat`` one."""
-        logical = self.build_params(**params)
-        wire = wire_params(logical, provider=self.provider(), model=self.endpoint.model,
-                           rules=self.endpoint.param_rules)
-        kwargs = _request_kwargs(wire)
-        body = {"model": self.endpoint.model, "messages": as_messages(messages),
-                **{k: v for k, v in kwargs.items() if k != "extra_body"}}
-        body.update(kwargs.get("extra_body") or {})
-        return body
-
     def fingerprint(self) -> str | None:
         """The served fingerprint the cache keys use now: learned (``rw``; None before the
         first call), recorded in the cache file (``replay``), None (``off``)."""

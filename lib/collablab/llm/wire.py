@@ -32,7 +32,7 @@ from typing import Any, Mapping
 from .preflight import OPENAI_BASE_URL, ServedModel, display_url
 from .types import PARAM_RULES, PROVIDERS, THINKING
 
-__all__ = ["PARAM_RULES", "PROVIDERS", "THINKING", "is_reasoning_model", "resolve_provider", "wire_params"]
+__all__ = ["PARAM_RULES", "PROVIDERS", "THINKING", "is_reasoning_model", "resolve_provider", "wire_body", "wire_params"]
 
 _REASONING_ID = re.compile(r"^(?:openai/)?(?:o[1-9](?:-|$)|gpt-5(?!-chat))", re.IGNORECASE)
 _SAMPLING = ("temperature", "top_p", "presence_penalty", "frequency_penalty", "logit_bias", "stop", "seed")
@@ -91,3 +91,12 @@ def wire_params(params: Mapping[str, Any], *, provider: str, model: str, rules: 
         if "max_tokens" in out:
             out["max_completion_tokens"] = out.pop("max_tokens")
     return out
+
+
+def wire_body(params: Mapping[str, Any], *, provider: str, model: str, rules: str = "auto") -> dict[str, Any]:
+    """The JSON keys (besides ``model`` and ``messages``) a request with ``params`` carries: the
+    :func:`wire_params` with ``extra_body`` merged in, as the OpenAI client sends them."""
+    wire = wire_params(params, provider=provider, model=model, rules=rules)
+    body = {k: v for k, v in wire.items() if k != "extra_body"}
+    body.update(wire.get("extra_body") or {})
+    return body

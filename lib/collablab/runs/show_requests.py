@@ -8,7 +8,7 @@ every logical request is observed (:func:`collablab.llm.observe_requests`) and t
 each role (its call id without the segments that hold numbers: ``act``, ``MAPR/mapf/proposer``,
 ...) is shown as the body the configured endpoint would get: the spec's model, the messages (each
 cut at :data:`SHOWN_CHARS` characters) and the parameters translated for the spec's provider and
-parameter rules (:func:`collablab.llm.wire.wire_params`). Without a call the provider of
+parameter rules (:func:`collablab.llm.wire.wire_body`). Without a call the provider of
 ``provider: auto`` with a base URL cannot be detected: it is shown as ``compat``.
 """
 
@@ -54,7 +54,7 @@ def sample_requests(grid: Sequence[Mapping[str, Any]], fn: str) -> dict[str, dic
     docstring); ``{}`` when no unit does."""
     from ..llm import observe_requests
     from ..llm.fake_server import FakeOpenAIServer, FakeReply
-    from ..llm.wire import resolve_provider, wire_params
+    from ..llm.wire import resolve_provider, wire_body
 
     module = importlib.import_module(fn.split(":")[0])
     run = getattr(module, fn.split(":")[1])
@@ -81,7 +81,7 @@ def sample_requests(grid: Sequence[Mapping[str, Any]], fn: str) -> dict[str, dic
         role = role_of(call_id)
         if role not in seen:
             seen[role] = {"model": endpoint.model, "messages": _shown(messages),
-                          **wire_params(params, provider=provider, model=endpoint.model, rules=rules)}
+                          **wire_body(params, provider=provider, model=endpoint.model, rules=rules)}
 
     with FakeOpenAIServer(lambda body, _s: FakeReply(text=usable(body))) as srv, observe_requests(observe):
         for unit in kinds.values():
