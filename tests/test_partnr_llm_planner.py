@@ -449,3 +449,4 @@ def test_thoughts_are_recorded_apart_and_a_draft_in_them_is_never_the_call(obser
     with FakeOpenAIServer(script(reply)) as srv:
         d = LLMPlanner(client(srv.base_url, tmp_path), max_tokens=64).decide(obs)
     assert d.call == ToolCall("Explore", (room,)) and d.reasoning.startswith("Maybe Done[]")
+    assert d.finish_reason == "stop"

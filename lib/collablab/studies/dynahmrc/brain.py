@@ -111,6 +111,7 @@ class Reply:
     calls: int = 1
     invalid: str | None = None
     reasoning: str | None = None  # a model's thoughts apart from its reply (their start, recorded with the call)
+    finish_reason: str | None = None  # a model's call: why its reply ended (stop, length), recorded with the call
 
 
 class Brain(Protocol):

@@ -206,7 +206,8 @@ class _Episode:
     def _call(self, stage: str, name: str, reply: Reply) -> Reply:
         self.log.calls.append({"stage": stage, "robot": name, "step": self.w.step, "tokens_in": reply.tokens_in,
                                "tokens_out": reply.tokens_out, "invalid": reply.invalid,
-                               **({"reasoning": reply.reasoning} if reply.reasoning else {})})
+                               **({"reasoning": reply.reasoning} if reply.reasoning else {}),
+                               **({"finish_reason": reply.finish_reason} if reply.finish_reason else {})})
         return reply
 
     # -- initial stages -----------------------------------------------------------------------

@@ -681,11 +681,15 @@ class LLMBrain:
             raise EndpointError(result) from None
         early = self._unusable(result, tokens)
         if early is not None:
-            return early
+            return self._finished(early, result)
         reply = read_reply(stage, result.text or "", ctx, candidates=candidates)
         reply.tokens_in, reply.tokens_out = tokens["tokens_in"], tokens["tokens_out"]
         reply.thoughts = reply.thoughts or (result.reasoning or "")
-        reply.reasoning = recorded_thoughts(result.reasoning)
+        return self._finished(reply, result)
+
+    def _finished(self, reply: Reply, result: LLMResult) -> Reply:
+        """``reply`` with what its call's record keeps: the start of the thoughts, the finish reason."""
+        reply.reasoning, reply.finish_reason = recorded_thoughts(result.reasoning), result.finish_reason
         return reply
 
     def _unusable(self, result: LLMResult, tokens: dict[str, int]) -> Reply | None:
@@ -694,7 +698,7 @@ class LLMBrain:
         if result.truncated:
             where = "inside its thoughts" if not (result.text or "").strip() else "in its answer"
             return Reply(result.text or "", thoughts=result.reasoning or "", **tokens,
-                         reasoning=recorded_thoughts(result.reasoning), invalid=f"truncated: the reply was cut at max_tokens={self.max_tokens} {where}")
+                         invalid=f"truncated: the reply was cut at max_tokens={self.max_tokens} {where}")
         if not (result.text or "").strip():
             return Reply("", thoughts=result.reasoning or "", **tokens,
                          invalid=f"the model gave an empty reply (finish_reason={result.finish_reason})")
@@ -753,12 +757,11 @@ class LLMBrain:
             raise EndpointError(result) from None
         early = self._unusable(result, tokens)
         if early is not None:
-            return early
+            return self._finished(early, result)
         reply = read_team_reply(result.text or "", ctxs)
         reply.tokens_in, reply.tokens_out = tokens["tokens_in"], tokens["tokens_out"]
         reply.thoughts = reply.thoughts or (result.reasoning or "")
-        reply.reasoning = recorded_thoughts(result.reasoning)
-        return reply
+        return self._finished(reply, result)
 
     def act_team(self, ctxs: list[Context]) -> Reply:
         """COHERENT's one call per step: every robot's action, ``value`` ``{robot: action text}``

@@ -116,6 +116,7 @@ class Decision:
     tokens: int = 0
     cause: str | None = None  # why there is no call: "truncated" (cut at max_tokens) or "reply"
     reasoning: str | None = None  # the model's thoughts apart from its reply (the start: recorded_thoughts)
+    finish_reason: str | None = None  # the server's (an LLM planner's call; "length": cut at max_tokens)
 
 
 class Planner(Protocol):
@@ -147,6 +148,7 @@ class ActionLog:
     invalid: bool = False
     invalid_cause: str | None = None  # "truncated", "reply" (nothing usable) or "precondition"
     reasoning: str | None = None  # an LLM planner's thoughts before its reply (their start)
+    finish_reason: str | None = None  # an LLM planner's call: why the reply ended (stop, length)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -299,7 +301,8 @@ class Episode:
             obs = self._observation(a)
             d = self.planners[a].decide(obs)
             log = ActionLog(a, ROLES[a], self.cycles[a], d.call.text() if d.call else None, self.t, self.t, False, "",
-                            d.thought, tokens=d.tokens, progress_before=self._progress(), reasoning=d.reasoning)
+                            d.thought, tokens=d.tokens, progress_before=self._progress(), reasoning=d.reasoning,
+                            finish_reason=d.finish_reason)
             if self.ch.oana:
                 log.prediction = d.prediction.text() if d.prediction else None
                 b = 1 - a

@@ -506,14 +506,15 @@ class LLMPlanner:
         if result.truncated:  # a fragment is never read as an action (issue 23)
             where = "inside its thoughts" if not reply.strip() else "before a complete action"
             return Decision(None, raw=reply, tokens=tokens, cause="truncated", reasoning=reasoning,
+                            finish_reason=result.finish_reason,
                             error=f"truncated: the reply was cut at max_tokens={self.max_tokens} {where}")
         if not reply.strip():
             return Decision(None, error=f"the model gave an empty reply (finish_reason={result.finish_reason})",
-                            tokens=tokens, reasoning=reasoning)
+                            tokens=tokens, reasoning=reasoning, finish_reason=result.finish_reason)
         partner_tools = _partner(obs)[2]
         read = _read_json if self.mode == "json_schema" else _read_react
         call, thought, prediction, error = read(reply, obs.tools, partner_tools)
         if not obs.predict:
             prediction = None
         return Decision(call, thought, prediction, raw=reply, error=None if call is not None else error, tokens=tokens,
-                        reasoning=reasoning)
+                        reasoning=reasoning, finish_reason=result.finish_reason)
