@@ -89,14 +89,16 @@ class HouseFigure(Figure):
 
     Figures here are built without pyplot (no double display, no leaks), so the inline
     backend may never have registered its Figure formatter in the kernel; ``_repr_png_``
-    makes ``display(fig)`` or a bare ``fig`` at the end of a cell show the image anyway.
+    makes ``display(fig)`` or a bare ``fig`` at the end of a cell show the image anyway. The
+    image is drawn at 100 dpi, so that it shows at its own size in a notebook (a figure at most
+    11 inches wide fits JupyterLab's column and its 9-10 pt text stays at least 12 px high).
     """
 
     def _repr_png_(self) -> bytes:
         import io
 
         buf = io.BytesIO()
-        self.savefig(buf, format="png", bbox_inches="tight")
+        self.savefig(buf, format="png", bbox_inches="tight", dpi=100)
         return buf.getvalue()
 
 
