@@ -3,8 +3,8 @@
 A study keeps its long, unrounded tables (what the findings quote and the tests check); a notebook
 displays :func:`present` of one of them: a :class:`DisplayTable` whose cells are text.
 
-- numbers: at most three decimals, fewer as values grow (one width per column: 0.123, 1.23, 12.3,
-  123), integers without decimals, thousands separated;
+- numbers: at most three decimals, fewer as values grow (one width per column: 0.012, 0.12, 1.23,
+  12.3, 123), integers without decimals, thousands separated;
 - rates (fractions, ``rates``) and percentages (already on 0-100, ``percents``) with a ``%``;
 - p-values (``pvalues``, and every column named ``p``, ``p_*``, ``*_p``) as ``0.012`` or ``<0.001``;
 - an estimate and its interval in one cell, ``0.62 [0.51, 0.72]`` (``intervals``, and every
@@ -106,12 +106,19 @@ def fmt_p(p: float) -> str:
 
 
 def _decimals(values: Sequence[float]) -> int:
-    """Decimals for a column: none for integers, else 3/2/1/0 as the largest magnitude reaches 1/10/100."""
+    """Decimals for a column: none for integers, else by the largest magnitude: 3 below 0.1, 2 below 10,
+    1 below 100, 0 from 100."""
     vals = [float(v) for v in values if v is not None and not pd.isna(v) and math.isfinite(float(v))]
     if not vals or all(float(v).is_integer() for v in vals):
         return 0
     top = max(abs(v) for v in vals)
-    return 0 if top >= 100 else 1 if top >= 10 else 2 if top >= 1 else 3
+    return 0 if top >= 100 else 1 if top >= 10 else 2 if top >= 0.1 else 3
+
+
+def _rate_decimals(values: Sequence[float]) -> int:
+    """Decimals for percentages: none when every value is a whole percent, else one (62.5%)."""
+    vals = [float(v) for v in values if v is not None and not pd.isna(v) and math.isfinite(float(v))]
+    return 0 if all(round(v, 6).is_integer() for v in vals) else 1
 
 
 def fmt_number(v: Any, decimals: int | None = None) -> str:
@@ -134,7 +141,8 @@ def fmt_rate(v: Any, decimals: int | None = None, scale: float = 100.0) -> str:
     """A fraction (``scale`` 100) or a percentage (``scale`` 1) as ``62.5%``."""
     if v is None or pd.isna(v):
         return "–"
-    return f"{fmt_number(float(v) * scale, decimals)}%"
+    d = _rate_decimals([float(v) * scale]) if decimals is None else decimals
+    return f"{fmt_number(float(v) * scale, d)}%"
 
 
 def fmt_interval(est: Any, low: Any, high: Any, decimals: int | None = None, scale: float | None = None) -> str:
@@ -143,7 +151,9 @@ def fmt_interval(est: Any, low: Any, high: Any, decimals: int | None = None, sca
     if est is None or pd.isna(est):
         return "–"
     k = 1.0 if scale is None else scale
-    d = _decimals([float(est) * k]) if decimals is None else decimals
+    if decimals is None:
+        decimals = (_decimals if scale is None else _rate_decimals)([float(est) * k])
+    d = decimals
     head = fmt_number(float(est) * k, d) + ("%" if scale is not None else "")
     if low is None or high is None or pd.isna(low) or pd.isna(high):
         return head
@@ -166,7 +176,8 @@ def _order(t: pd.DataFrame, order: str | Callable[[pd.DataFrame], pd.DataFrame] 
         return order(t), "the most important"
     if order.startswith("|") and order.endswith("|"):
         col = order[1:-1]
-        return t.iloc[t[col].abs().fillna(-1).to_numpy().argsort(kind="stable")[::-1]], f"largest |{col}| first"
+        key = t[col].abs().fillna(-1)
+        return t.loc[key.sort_values(ascending=False, kind="stable").index], f"largest |{col}| first"
     col, desc = (order[1:], True) if order.startswith("-") else (order, False)
     return t.sort_values(col, ascending=not desc, na_position="last", kind="stable"), \
         f"{'largest' if desc else 'smallest'} {col} first"
@@ -214,13 +225,13 @@ def present(table: pd.DataFrame, name: str = "", style: TableStyle | None = None
             lo, hi = intervals[c]
             scale = 100.0 if c in rates else 1.0 if c in percents else None
             k = scale or 1.0
-            d = _decimals(list(pd.to_numeric(col, errors="coerce") * k))
+            d = (_decimals if scale is None else _rate_decimals)(
+                [v for x in (col, t[lo], t[hi]) for v in pd.to_numeric(x, errors="coerce") * k])
             out[c] = [fmt_interval(e, a, b, d, scale) for e, a, b in zip(col, t[lo], t[hi])]
         elif pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
             if c in rates or c in percents:
                 k = 100.0 if c in rates else 1.0
-                d = _decimals(list(col * k))
-                out[c] = [fmt_rate(v, d, k) for v in col]
+                out[c] = [fmt_rate(v, _rate_decimals(list(col * k)), k) for v in col]
             else:
                 d = _decimals(list(col))
                 out[c] = [fmt_number(v, d) for v in col]
