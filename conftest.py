@@ -36,7 +36,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
 #: their own llama.cpp server on one thread, so two of them can run at once.
 FIRST = ("tests/test_mastracebench_local_model.py", "tests/test_mecobench_directions.py",
          "tests/test_dynahmrc_local_model.py", "tests/test_llm_episode_local.py", "tests/test_partnr_local_model.py",
-         "nb07", "tests/test_batch_servers.py", "nb05", "nb06", "notebooks/02_modes.ipynb",
+         "nb07", "tests/test_batch_servers.py", "nb05", "nb06", "tests/test_notebook_reading.py", "notebooks/02_modes.ipynb",
          "notebooks/03_priors.ipynb", "tests/test_cli.py", "tests/test_tasks_suite.py", "tests/test_teams.py",
          "notebooks/01_collaboration.ipynb", "tests/test_runs_ray.py", "tests/test_mecobench_grid.py",
          "tests/test_conformance.py", "tests/test_fuzz_replies.py", "notebooks/04_behaviours_and_failures.ipynb",
