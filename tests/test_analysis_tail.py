@@ -17,7 +17,8 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from collablab.analysis import analysis_tail, compare, failure_indicators, lift_table, load_rules  # noqa: E402
 from collablab.analysis import plots  # noqa: E402
-from collablab.analysis.tail import EXPLANATIONS  # noqa: E402
+from collablab.analysis.present import DisplayTable  # noqa: E402
+from collablab.analysis.tail import EXPLANATIONS, TAIL_PARTS  # noqa: E402
 
 CORR = "I accidentally grabbed a plate instead of the cupcake. I will put it back."
 PLAN = "I will grab the cupcake (21) and bring it to the coffeetable."
@@ -111,32 +112,80 @@ def test_tail_returns_all_tables_and_labelled_figures() -> None:
     row = c[(c["outcome"] == "success") & (c["test"] == "sign_flip")].iloc[0]
     assert row["estimate"] == pytest.approx(direct["estimate"].iloc[0])
     assert r["correction"].ok
-    assert set(r["figures"]) >= {"forest", "lift", "progress", "dup_grab", "correction", "team_size"}
+    assert set(r["figures"]) >= {"forest", "behaviours", "lift", "progress", "dup_grab", "correction", "team_size"}
     for name, fig in r["figures"].items():
         assert isinstance(fig, Figure), name
         assert "backend: heuristic" in _titles(fig), name
     assert set(r["dup_grab_rates"]["protocol"]) == {"broadcast", "leader"}
 
 
-def test_tail_show_displays_each_item_with_a_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tail_show_displays_each_item_with_a_sentence(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     import IPython.core.formatters
     import IPython.display
 
     shown: list[Any] = []
     monkeypatch.setattr(IPython.display, "display", lambda *objs, **_: shown.extend(objs))
     eps, steps = synthetic()
-    r = analysis_tail(eps, steps, contrast_col="protocol", show=True, n_resamples=200)
+    r = analysis_tail(eps, steps, contrast_col="protocol", show=True, n_resamples=200, run_dir=tmp_path)
     texts = [o.data for o in shown if isinstance(o, IPython.display.Markdown)]
-    for key in ("backend", "behaviour_table", "comparisons", "forest", "lift_table", "coord_query_table",
-                "correction", "dup_grab_rates", "progress", "team_size"):
+    for key in ("behaviour_table", "comparisons", "lift_table", "coord_query_table", "correction",
+                "dup_grab_rates", "progress", "team_size"):
         assert any(EXPLANATIONS[key] in t for t in texts), key
-    assert any("backend: heuristic (offline policy, not an LLM)" in t for t in texts)
+    # each part: a heading in words, then its sentence; the backend is in the figures, not the prose
+    assert sum(t.startswith("### ") for t in texts) == len(TAIL_PARTS)
+    assert not any("heuristic" in t for t in texts)
     figs = [o for o in shown if isinstance(o, Figure)]
-    assert len(figs) == len(r["figures"])
+    assert len(figs) == len(r["figures"]) and len({id(f) for f in figs}) == len(figs)
     # built without pyplot, they render themselves as PNG (no inline backend needed)
     formatter = IPython.core.formatters.PNGFormatter()
-    assert all(formatter(f)[:8] == b"\x89PNG\r\n\x1a\n" for f in figs)
-    assert any(o is r["behaviour_table"] for o in shown)
+    pngs = [formatter(f) for f in figs]
+    assert all(p[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+    assert all(int.from_bytes(p[16:20], "big") <= 1100 for p in pngs)  # fits the notebook column
+    # every table through present: at most 12 columns, each one's full CSV in the run folder
+    tables = [o for o in shown if isinstance(o, DisplayTable)]
+    assert len(tables) == len(r["displays"]) == 7
+    for t in tables:
+        assert t.frame.shape[1] <= 12 and t.csv_path is not None and t.csv_path.exists()
+        assert t.csv_path.parent == tmp_path / "tables" and t.csv_path.name.startswith("tail_")
+    # a figure is followed by its table, after the part's heading
+    kinds = ["md" if isinstance(o, IPython.display.Markdown) else "fig" if isinstance(o, Figure) else "table"
+             for o in shown]
+    assert kinds[:3] == ["md", "fig", "table"]
+
+
+def test_tail_parts_choose_what_is_displayed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython.display
+
+    shown: list[Any] = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objs, **_: shown.extend(objs))
+    eps, steps = synthetic()
+    r = analysis_tail(eps, steps, contrast_col="protocol", show=True, n_resamples=200,
+                      parts=("contrasts", "progress"))
+    texts = [o.data for o in shown if isinstance(o, IPython.display.Markdown)]
+    assert [t.split("\n")[0] for t in texts] == ["### Paired contrasts of protocol",
+                                                 "### Progress over the step budget (paper Fig. 33)"]
+    assert sum(isinstance(o, Figure) for o in shown) == 2 and "lift" in r["figures"]  # computed, not shown
+    assert all(d.csv_path is None for d in r["displays"].values())  # no run_dir: no CSV
+    with pytest.raises(ValueError, match="parts"):
+        analysis_tail(eps, steps, contrast_col="protocol", show=False, parts=("lift",))
+
+
+def test_contrast_table_keeps_odds_ratios_apart_from_differences() -> None:
+    eps, steps = synthetic()
+    r = analysis_tail(eps, steps, contrast_col="protocol", show=False, n_resamples=200)
+    c, wide = r["comparisons"], r["contrast_table"]
+    assert len(wide) == 2 and list(wide["outcome"]) == ["success rate", "completion rate"]
+    sf = c[(c["test"] == "sign_flip") & (c["outcome"] == "success")].iloc[0]
+    gee = c[(c["test"] == "gee") & (c["outcome"] == "success")].iloc[0]
+    row = wide.iloc[0]
+    assert row["difference"] == pytest.approx(100 * sf["estimate"])  # percentage points
+    assert row["difference_low"] == pytest.approx(100 * sf["ci_low"])
+    assert row["odds_ratio"] == pytest.approx(gee["estimate"]) and row["p_gee"] == gee["p_adjusted"]
+    assert row["p_sign_flip_raw"] == sf["p_value"] and row["n"] == sf["n"]
+    shown = r["displays"]["contrasts"].frame
+    assert "p Wilcoxon" in shown.columns and "p_sign_flip_raw" not in shown.columns
+    cell = shown["odds ratio a vs b (GEE)"].iloc[0]
+    assert cell.count("[") == 1 and cell.endswith("]")
 
 
 def test_tail_degenerate_inputs_do_not_crash(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -203,8 +252,10 @@ def test_forest_plot_needs_a_backend_and_draws_cis() -> None:
         plots.forest_plot(table)
     fig = plots.forest_plot(table, backend=eps)
     ax = fig.axes[0]
-    assert [t.get_text() for t in ax.get_yticklabels()] == ["broadcast vs leader · cr", "broadcast vs leader · success"]
-    assert "[sign_flip]" in _titles(fig) and "backend: heuristic" in _titles(fig)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["broadcast vs leader"]
+    assert [a.get_title() for a in fig.axes] == ["success rate", "completion rate"]  # a panel per outcome
+    assert "sign-flip" in _titles(fig) and "backend: heuristic" in _titles(fig)
+    assert all(t.get_text().startswith("p") for t in ax.texts)
     gee = plots.forest_plot(table, backend="heuristic", test="gee")
     assert gee.axes[0].get_xscale() == "log"
 
@@ -231,13 +282,32 @@ def test_team_size_plot_and_house_style() -> None:
     assert len(ax.lines) >= 2 and len(ax.collections) >= 2  # a line and a CI band per protocol
     with pytest.raises(ValueError, match="backend"):
         plots.team_size_plot(eps.drop(columns="backend"), "success")
+    # numeric levels are categories with distinct colours; hue == x draws one line
+    four = pd.concat([eps, eps.assign(n_agents=4, protocol="x")])
+    by_size = plots.team_size_plot(four, "success", hue="n_agents", n_boot=50)
+    assert by_size.axes[0].get_legend() is None and list(by_size.axes[0].get_xticks()) == [2, 3, 4]
+    levels = plots.team_size_plot(four.assign(k=four["n_agents"]), "success", hue="k", n_boot=50)
+    colours = {str(line.get_color()) for line in levels.axes[0].lines}
+    assert len(colours) == 3 and [t.get_text() for t in levels.axes[0].get_legend().get_texts()] == ["2", "3", "4"]
 
 
-def test_stratum_table_style_caption_and_empty_stratum_plot() -> None:
+def test_small_multiples_and_legible_text() -> None:
+    eps, steps = synthetic(protocols=("isolated", "broadcast", "leader", "discuss"))
+    fig = plots.progress_curves(eps, "protocol")
+    visible = [a for a in fig.axes if a.get_visible()]
+    assert [a.get_title() for a in visible] == ["isolated", "broadcast", "leader", "discuss"]
+    assert all(a.get_ylim() == visible[0].get_ylim() for a in visible)  # shared axes
+    assert fig.get_figwidth() <= 11
+    r = analysis_tail(eps, steps, contrast_col="protocol", show=False, n_resamples=100)
+    for name, f in r["figures"].items():
+        assert f.get_figwidth() <= 11, name
+        sizes = [t.get_fontsize() for a in f.axes for t in [*a.texts, *a.get_xticklabels(), *a.get_yticklabels()]]
+        assert min(sizes, default=9) >= 9, name
+
+
+def test_stratum_plot_marks_undefined_strata() -> None:
     eps, steps = synthetic()
     r = analysis_tail(eps, steps, contrast_col="protocol", show=False, n_resamples=200)
-    html = plots.stratum_table_style(r["correction"].table20, backend=eps).to_html()
-    assert "Table 20" in html and "backend: heuristic" in html
     t20 = r["correction"].table20
     fig = plots.stratum_plot(t20, backend=eps)
     per_group = t20.reset_index().drop_duplicates(["group", "#WG"])
@@ -247,6 +317,8 @@ def test_stratum_table_style_caption_and_empty_stratum_plot() -> None:
     assert n_na > 0 and sum(t.get_text() == "n/a" for ax in fig.axes for t in ax.texts) == n_na
     empty = plots.stratum_plot(t20.iloc[0:0], backend="heuristic")
     assert any("not enough wrong-grab episodes" in t.get_text() for t in empty.axes[0].texts)
+    shown = r["displays"]["table20"]
+    assert "Adjusted effect" in shown.frame.to_string() and shown.frame.shape[1] <= 12
 
 
 def test_tail_uses_episode_key_when_episode_ids_repeat() -> None:

@@ -17,6 +17,7 @@
 """
 
 from .behaviours import (
+    BEHAVIOUR_STYLE,
     BEHAVIOURS,
     SIGNALS,
     RuleSet,
@@ -28,7 +29,12 @@ from .behaviours import (
     tag_text,
 )
 from .failures import (
+    COORD_QUERY_STYLE,
+    DUP_GRAB_STYLE,
     FAILURE_MODES,
+    LIFT_STYLE,
+    TABLE19_STYLE,
+    TABLE20_STYLE,
     CorrectionAnalysis,
     completion_claims,
     coord_query_table,
@@ -40,22 +46,24 @@ from .failures import (
 )
 from .lift import behaviour_effect_table, lift_table, newcombe_diff_ci, wilson_ci
 from .plots import (
+    behaviour_plot,
     dup_grab_plot,
     forest_plot,
     lift_plot,
     progress_curves,
     stratum_plot,
-    stratum_table_style,
     team_size_plot,
     use_house_style,
 )
 from .significance import (
+    CONTRAST_STYLE,
     TESTS,
     BootstrapCI,
     GEEResult,
     TestResult,
     bootstrap_ci,
     compare,
+    contrast_table,
     gee_logistic,
     hodges_lehmann,
     holm_adjust,
@@ -74,10 +82,19 @@ from .stratified import (
     stratified_effect_from_summary,
     top_code,
 )
-from .tail import analysis_tail
+from .tail import TAIL_PARTS, analysis_tail
 
 __all__ = [
+    "BEHAVIOUR_STYLE",
     "BEHAVIOURS",
+    "CONTRAST_STYLE",
+    "COORD_QUERY_STYLE",
+    "DUP_GRAB_STYLE",
+    "LIFT_STYLE",
+    "TABLE19_STYLE",
+    "TABLE20_STYLE",
+    "TAIL_PARTS",
+    "contrast_table",
     "FAILURE_MODES",
     "SIGNALS",
     "CorrectionAnalysis",
@@ -96,12 +113,12 @@ __all__ = [
     "load_rules",
     "tag_messages",
     "tag_text",
+    "behaviour_plot",
     "dup_grab_plot",
     "forest_plot",
     "lift_plot",
     "progress_curves",
     "stratum_plot",
-    "stratum_table_style",
     "team_size_plot",
     "use_house_style",
     "TESTS",

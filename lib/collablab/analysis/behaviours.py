@@ -27,10 +27,12 @@ import pandas as pd
 import yaml
 
 from .lift import behaviour_effect_table
+from .present import TableStyle
 from .significance import require_columns
 
 __all__ = [
     "BEHAVIOURS",
+    "BEHAVIOUR_STYLE",
     "SIGNALS",
     "Rule",
     "RuleSet",
@@ -255,6 +257,17 @@ def backend_labels(df: pd.DataFrame | None) -> list[str]:
     if df is None or "backend" not in getattr(df, "columns", ()):
         return list(getattr(df, "attrs", {}).get("backends", []) if df is not None else [])
     return sorted(str(b) for b in pd.unique(df["backend"].dropna()))
+
+
+#: How :func:`behaviour_effects` (Table 2 with CIs) is shown: Freq. in %, ΔSR and ΔCR in percentage
+#: points with their Welch 95% CIs; the with/without means and the notes stay in the CSV.
+BEHAVIOUR_STYLE = TableStyle(
+    percents=("freq",),
+    drop=("n_with", "success_with", "success_without", "cr_with", "cr_without", "note", "rules_version"),
+    rename={"n": "episodes", "freq": "Freq.", "delta_success": "ΔSR (pp)", "delta_cr": "ΔCR (pp)"},
+    order="|delta_success|", max_rows=15,
+    caption="Freq.: share of episodes with the behaviour; ΔSR, ΔCR: episodes with it minus without, in "
+            "percentage points, Welch 95% CI; –: undefined (behaviour never or always seen)")
 
 
 def behaviour_effects(episodes: pd.DataFrame, steps: pd.DataFrame, by: str | None = "structure", *,

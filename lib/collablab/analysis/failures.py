@@ -35,12 +35,18 @@ import pandas as pd
 
 from .behaviours import RuleSet, backend_labels, check_unique_ids, load_rules, tag_messages
 from .lift import lift_table, wilson_ci
+from .present import TableStyle
 from .significance import require_columns
 from .stratified import StratifiedResult, stratified_effect, top_code
 
 __all__ = [
+    "COORD_QUERY_STYLE",
+    "DUP_GRAB_STYLE",
     "FAILURE_MODES",
     "FAILURE_LABELS",
+    "LIFT_STYLE",
+    "TABLE19_STYLE",
+    "TABLE20_STYLE",
     "WG_STRATA",
     "CorrectionAnalysis",
     "completion_claims",
@@ -363,6 +369,14 @@ def coord_query_table(ind: pd.DataFrame, by: str | None = "structure") -> pd.Dat
     return t
 
 
+#: How :func:`coord_query_table` (Table 18) is shown: shares of episodes as percentages.
+COORD_QUERY_STYLE = TableStyle(
+    percents=("SR (%)", "Stuck (%)", "Neg. (%)"),
+    rename={"Q.": "coordination query", "#Case": "episodes", "Avg. #Obj.": "mean objects", "SR (%)": "SR",
+            "Stuck (%)": "with a stuck report", "Neg. (%)": "with a negative report"},
+    caption="w/ Q.: episodes with at least one coordination question; SR and reports: share of those episodes")
+
+
 def failure_lift(ind: pd.DataFrame, indicators: Sequence[str] = FAILURE_MODES, by: str | None = "structure",
                  **kwargs: Any) -> pd.DataFrame:
     """MECoBench Table 22 via :func:`lift_table` (Freq. in %, lift, SR w/, ΔSR in pp).
@@ -376,6 +390,21 @@ def failure_lift(ind: pd.DataFrame, indicators: Sequence[str] = FAILURE_MODES, b
     t.insert(t.columns.get_loc("indicator") + 1, "label", t["indicator"].map(lambda i: FAILURE_LABELS.get(i, i)))
     t.attrs.update(backends=backend_labels(ind), rules_version=ind.attrs.get("rules_version"))
     return t
+
+
+#: How :func:`failure_lift` (Table 22) is shown: shares as percentages, Freq. and ΔSR with their
+#: 95% CIs, the largest lift first; counts, the other CIs and the notes stay in the CSV.
+LIFT_STYLE = TableStyle(
+    percents=("freq", "rate_failed", "rate_success", "sr_with", "sr_without"),
+    drop=("indicator", "n_with", "n_failed", "n_success", "note", "ci_method",
+          *(f"{c}_ci_{b}" for c in ("rate_failed", "rate_success", "sr_with", "sr_without") for b in ("low", "high"))),
+    rename={"label": "failure mode", "n": "episodes", "freq": "Freq.", "rate_failed": "in failed",
+            "rate_success": "in successful", "lift": "lift", "sr_with": "SR with", "sr_without": "SR without",
+            "delta_sr": "ΔSR (pp)"},
+    order="-lift", max_rows=10,
+    caption="Freq.: share of episodes with the mode; in failed / in successful: share of failed / successful "
+            "episodes with it; lift = in failed ÷ in successful (∞: never in a success, –: undefined); "
+            "95% Wilson CIs, Newcombe for ΔSR")
 
 
 def dup_grab_rates(ind: pd.DataFrame, by: str = "backend", *, indicator: str = "dup_grab",
@@ -395,6 +424,13 @@ def dup_grab_rates(ind: pd.DataFrame, by: str = "backend", *, indicator: str = "
     t = t.sort_values("rate", ascending=False, kind="stable").reset_index(drop=True)
     t.attrs.update(backends=backend_labels(ind), indicator=indicator)
     return t
+
+
+#: How :func:`dup_grab_rates` (Fig. 37) is shown: the rate and its Wilson CI in one cell.
+DUP_GRAB_STYLE = TableStyle(
+    percents=("rate",), intervals={"rate": ("ci_low", "ci_high")},
+    rename={"n": "episodes", "n_with": "with a duplicate grab", "rate": "share of episodes"},
+    order="-rate", max_rows=10, caption="95% Wilson CI")
 
 
 @dataclass
@@ -420,6 +456,20 @@ class CorrectionAnalysis:
 
 _T19_COLS = ["#Case", "SR (%)", "CR (%)", "#WG"]
 _T20_COLS = ["#Case", "SR (%)", "CR (%)", "ΔSR (pp)", "ΔCR (pp)", "weight"]
+
+
+_CORRECTION_NAMES = {"#Case": "episodes", "#WG": "mean wrong grabs", "row": "correction", "cond": "subset"}
+#: How ``CorrectionAnalysis.table19`` is shown (SR, CR in %; the Δ rows in percentage points).
+TABLE19_STYLE = TableStyle(
+    rename=_CORRECTION_NAMES,
+    caption="Overall: every episode; WG: episodes with at least one wrong grab; SR and CR in %, Δ rows in "
+            "percentage points; Adj. Δ: stratified by #wrong grabs with shared stratum weights")
+#: How ``CorrectionAnalysis.table20`` is shown (two groups of four strata and their adjusted effect).
+TABLE20_STYLE = TableStyle(
+    rename={**_CORRECTION_NAMES, "#WG": "wrong grabs"},
+    max_rows=18,
+    caption="Corr.: episodes with a correction; Δ: Corr. minus No Corr. in percentage points; weight: the "
+            "stratum's share of all wrong-grab episodes (the same for both)")
 
 
 def correction_analysis(ind: pd.DataFrame, by: str | None = "structure", *,

@@ -19,13 +19,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from .findings import OFFLINE_BACKENDS
+from .present import fmt_p
 
 __all__ = [
     "BackendLike",
     "HouseFigure",
     "backend_title",
+    "behaviour_plot",
     "dup_grab_plot",
     "forest_plot",
     "lift_plot",
@@ -34,7 +37,6 @@ __all__ = [
     "rate_plot",
     "share_plot",
     "stratum_plot",
-    "stratum_table_style",
     "team_size_plot",
     "use_house_style",
 ]
@@ -115,53 +117,78 @@ def _title(fig: Figure, title: str, backend: BackendLike, table: pd.DataFrame | 
 # --------------------------------------------------------------------------- #
 # forest plot of contrasts
 # --------------------------------------------------------------------------- #
-def forest_plot(table: pd.DataFrame, *, backend: BackendLike = None, test: str | None = None,
-                title: str = "Paired contrasts (estimate and 95% CI)") -> Figure:
-    """Forest plot of :func:`~collablab.analysis.compare` rows with a CI.
+_TEST_NAMES = {"sign_flip": "mean paired difference, sign-flip test", "wilcoxon": "Hodges-Lehmann, Wilcoxon test",
+               "mcnemar": "paired success difference, McNemar test", "gee": "odds ratio, logistic GEE"}
+_SMALL = 9  # pt: the smallest text in a figure (annotations); ticks and labels are larger
 
-    ``test`` picks one test's rows (default: ``sign_flip`` if present, else the first
-    test with CIs).  Differences get a reference line at 0; odds ratios (``gee``) at 1 on
-    a log axis.  Each row is labelled "contrast · outcome" with its Holm-adjusted p.
+
+def _panels(n: int, width: float, height: float, *, ncols: int | None = None, sharex: bool = True,
+            sharey: bool = True) -> tuple[Figure, np.ndarray]:
+    """A figure of ``n`` small panels (``width`` x ``height`` inches each, at most 11 inches wide)."""
+    ncols = max(1, min(n, ncols or n))
+    nrows = max(1, math.ceil(n / ncols))
+    fig = HouseFigure(figsize=(min(11.0, width * ncols), height * nrows + 0.8), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, sharex=sharex, sharey=sharey, squeeze=False)).ravel()
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes[:max(n, 1)]
+
+
+def forest_plot(table: pd.DataFrame, *, backend: BackendLike = None, test: str | None = None,
+                title: str = "Paired contrasts") -> Figure:
+    """Forest plot of :func:`~collablab.analysis.compare` rows with a CI, one panel per outcome.
+
+    ``test`` picks one test's rows (default: ``sign_flip`` if present, else the first test
+    with CIs).  Differences of rates (success, CR) in percentage points with a reference line
+    at 0; odds ratios (``gee``) at 1 on a log axis.  Each contrast's Holm-adjusted p is written
+    by its estimate (DynaHMRC appendix, paired comparison).
     """
-    from .significance import require_columns
+    from .significance import OUTCOME_NAMES, RATE_OUTCOMES, require_columns
 
     require_columns(table, ["contrast", "outcome", "estimate", "ci_low", "ci_high", "test"])
     tests = list(pd.unique(table["test"]))
     if test is None:
         with_ci = [t for t in tests if table.loc[table["test"] == t, "ci_low"].notna().any()]
         test = "sign_flip" if "sign_flip" in tests else (with_ci[0] if with_ci else (tests[0] if tests else None))
-    rows = table.loc[table["test"] == test].reset_index(drop=True) if test is not None else table.iloc[0:0]
-    fig, ax = _new(6.4, max(2.0, 0.45 * len(rows) + 1.4))
+    rows = table.loc[table["test"] == test] if test is not None else table.iloc[0:0]
+    outcomes = list(pd.unique(rows["outcome"]))
+    contrasts = list(pd.unique(rows["contrast"]))
     ratio = test == "gee"
     ref = 1.0 if ratio else 0.0
-    ax.axvline(ref, color="0.5", lw=1, ls="--")
+    fig, axes = _panels(max(1, len(outcomes)), 4.2, max(1.3, 0.5 * len(contrasts) + 0.6), sharex=False)
     if not len(rows):
-        ax.text(0.5, 0.5, "no contrasts to show", ha="center", va="center", transform=ax.transAxes)
-        ax.set_yticks([])
-    for i, r in rows.iterrows():
-        y = len(rows) - 1 - i
-        est, lo, hi = r["estimate"], r["ci_low"], r["ci_high"]
-        if pd.notna(lo) and pd.notna(hi):
-            ax.plot([lo, hi], [y, y], color="C0", lw=2, solid_capstyle="butt")
-        if pd.notna(est):
+        axes[0].text(0.5, 0.5, "no contrasts to show", ha="center", va="center", transform=axes[0].transAxes)
+        axes[0].set_yticks([])
+    for ax, out in zip(axes, outcomes):
+        part = rows[rows["outcome"] == out].drop_duplicates("contrast").set_index("contrast")
+        k = 100.0 if not ratio and out in RATE_OUTCOMES else 1.0
+        ax.axvline(ref, color="0.5", lw=1, ls="--")
+        for i, c in enumerate(contrasts):
+            if c not in part.index:
+                continue
+            r, y = part.loc[c], len(contrasts) - 1 - i
+            est, lo, hi = (float(r[x]) * k for x in ("estimate", "ci_low", "ci_high"))
+            if np.isfinite(lo) and np.isfinite(hi):
+                ax.plot([lo, hi], [y, y], color="C0", lw=2, solid_capstyle="butt")
+            if not np.isfinite(est):
+                ax.text(ref, y, " n/a", va="center", fontsize=_SMALL, color="0.4")
+                continue
             ax.plot([est], [y], "o", color="C0", ms=6)
-        else:
-            ax.text(ref, y, "  n/a", va="center", fontsize=8, color="0.4")
-        p = r.get("p_adjusted", np.nan)
-        p = r.get("p_value", np.nan) if pd.isna(p) else p
-        ax.annotate("p=n/a" if pd.isna(p) else f"p={p:.3g}", xy=(1.0, y), xycoords=("axes fraction", "data"),
-                    xytext=(4, 0), textcoords="offset points", va="center", fontsize=8)
-    if len(rows):
-        ax.set_yticks(range(len(rows)))
-        ax.set_yticklabels([f"{c} · {o}" for c, o in zip(rows["contrast"][::-1], rows["outcome"][::-1])])
-        ax.set_ylim(-0.6, len(rows) - 0.4)
-    if ratio:
-        vals = rows[["estimate", "ci_low", "ci_high"]].to_numpy(dtype=float).ravel()
-        if np.any(np.isfinite(vals) & (vals > 0)):
-            ax.set_xscale("log")
-    label = str(rows["estimand"].iloc[0]).split(" ")[0:3] if len(rows) and "estimand" in rows else []
-    ax.set_xlabel("odds ratio (a vs b)" if ratio else (" ".join(label) + " (a - b)" if label else "a - b"))
-    _title(fig, f"{title} [{test}]" if test else title, backend, table)
+            p = r.get("p_adjusted", np.nan)
+            p = r.get("p_value", np.nan) if pd.isna(p) else p
+            ax.annotate("p n/a" if pd.isna(p) else "p" + ("" if fmt_p(p).startswith("<") else "=") + fmt_p(p),
+                        (est, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=_SMALL)
+        if ratio:
+            vals = part[["estimate", "ci_low", "ci_high"]].to_numpy(dtype=float).ravel()
+            if np.any(np.isfinite(vals) & (vals > 0)):
+                ax.set_xscale("log")
+        ax.set_title(OUTCOME_NAMES.get(str(out), str(out)), fontsize=10)
+        ax.set_xlabel("odds ratio, a vs b" if ratio else "a − b" + (" (pp)" if k == 100 else ""))
+    if len(contrasts):
+        axes[0].set_yticks(range(len(contrasts)))
+        axes[0].set_yticklabels(contrasts[::-1])
+        axes[0].set_ylim(-0.6, len(contrasts) - 0.3)
+    _title(fig, f"{title}: {_TEST_NAMES.get(test, test)}, 95% CI" if test else title, backend, table)
     return fig
 
 
@@ -172,9 +199,10 @@ def lift_plot(table: pd.DataFrame, *, backend: BackendLike = None, label_col: st
               title: str = "Failure-mode lift (rate in failures / rate in successes)") -> Figure:
     """Horizontal bars of ``lift`` from :func:`~collablab.analysis.lift_table` (Table 22).
 
-    One bar per row (grouped by a ``by`` column if present).  Infinite lift (seen only in
-    failed episodes) is drawn as a hatched bar reaching the axis edge and annotated "∞";
-    undefined lift (NaN) is annotated "undefined" with no bar.  Reference line at 1.
+    One panel per group (the columns before ``indicator``, e.g. ``structure``), one bar per
+    indicator.  Infinite lift (seen only in failed episodes) is drawn as a hatched bar reaching
+    the axis edge and annotated "∞"; undefined lift (NaN) is annotated "undefined" with no bar.
+    Reference line at 1.
     """
     from .significance import require_columns
 
@@ -182,48 +210,82 @@ def lift_plot(table: pd.DataFrame, *, backend: BackendLike = None, label_col: st
     label_col = label_col or ("label" if "label" in table.columns else "indicator")
     extra = [c for c in table.columns if c not in ("indicator", "label") and table.columns.get_loc(c) <
              table.columns.get_loc("indicator")]
-    names = []
-    for _, r in table.iterrows():
-        prefix = " / ".join(str(r[c]) for c in extra)
-        names.append(f"{r[label_col]} ({prefix})" if prefix else str(r[label_col]))
+    key = table[extra].astype(str).agg(" / ".join, axis=1) if extra else pd.Series("", index=table.index)
+    groups = list(pd.unique(key))
+    names = list(pd.unique(table[label_col].astype(str)))
     lifts = table["lift"].astype(float).to_numpy()
     finite = lifts[np.isfinite(lifts)]
     edge = max(2.0, float(finite.max()) * 1.3 if finite.size else 2.0)
-    fig, ax = _new(6.4, max(2.0, 0.45 * len(table) + 1.4))
-    ax.axvline(1.0, color="0.5", lw=1, ls="--")
-    for i, (name, v) in enumerate(zip(names, lifts)):
-        y = len(names) - 1 - i
-        if math.isinf(v):
-            ax.barh(y, edge, color="C3", hatch="//", edgecolor="white", alpha=0.8)
-            ax.text(0.98 * edge, y, "∞ (never in successes)", va="center", ha="right", fontsize=8,
-                    bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.9})
-        elif math.isnan(v):
-            ax.text(0.02 * edge, y, "undefined (see note)", va="center", fontsize=8, color="0.4")
-        else:
-            ax.barh(y, v, color="C0")
-            ax.text(v, y, f" {v:.2f}×", va="center", fontsize=8)
-    ax.set_xlim(0, edge)
-    ax.set_ylim(-0.6, len(names) - 0.4)
-    ax.set_yticks(range(len(names)))
-    ax.set_yticklabels(names[::-1])
-    ax.set_xlabel("lift")
+    fig, axes = _panels(len(groups), 4.2 if len(groups) > 1 else 6.4, max(1.2, 0.45 * len(names) + 0.4), ncols=2)
+    for ax, g in zip(axes, groups):
+        part = table[key == g]
+        ax.axvline(1.0, color="0.5", lw=1, ls="--")
+        for name, v in zip(part[label_col].astype(str), part["lift"].astype(float)):
+            y = len(names) - 1 - names.index(name)
+            if math.isinf(v):
+                ax.barh(y, edge, color="C3", hatch="//", edgecolor="white", alpha=0.8)
+                ax.text(0.98 * edge, y, "∞ (never in successes)", va="center", ha="right", fontsize=_SMALL,
+                        bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.9})
+            elif math.isnan(v):
+                ax.text(0.02 * edge, y, "undefined (see the table)", va="center", fontsize=_SMALL, color="0.4")
+            else:
+                ax.barh(y, v, color="C0")
+                ax.text(v, y, f" {v:.2f}×", va="center", fontsize=_SMALL)
+        ax.set_xlim(0, edge)
+        ax.set_ylim(-0.6, len(names) - 0.4)
+        ax.set_xlabel("lift")
+        if g:
+            ax.set_title(g, fontsize=10)
+    axes[0].set_yticks(range(len(names)))
+    axes[0].set_yticklabels(names[::-1])
     _title(fig, title, backend, table)
+    return fig
+
+
+# --------------------------------------------------------------------------- #
+# behaviours (Table 2 with CIs)
+# --------------------------------------------------------------------------- #
+def behaviour_plot(effects: pd.DataFrame, *, backend: BackendLike = None,
+                   title: str = "Success and completion with vs without each behaviour") -> Figure:
+    """ΔSR and ΔCR (with - without, pp) per behaviour with their 95% CIs, one panel per group, from
+    :func:`~collablab.analysis.behaviour_effects` (MECoBench Table 2); undefined Δ marked "n/a"."""
+    from .significance import require_columns
+
+    require_columns(effects, ["behaviour", "delta_success", "delta_cr"])
+    group = next((c for c in effects.columns[:effects.columns.get_loc("behaviour")]), None)
+    groups = list(pd.unique(effects[group])) if group else [None]
+    names = list(pd.unique(effects["behaviour"]))
+    fig, axes = _panels(len(groups), 4.4, max(1.4, 0.36 * len(names) + 0.4))
+    for ax, g in zip(axes, groups):
+        part = (effects[effects[group] == g] if group else effects).set_index("behaviour")
+        ax.axvline(0, color="0.5", lw=1, ls="--")
+        for off, col, colour, lab in ((0.15, "delta_success", "C0", "ΔSR"), (-0.15, "delta_cr", "C1", "ΔCR")):
+            for b in part.index:
+                y = len(names) - 1 - names.index(b) + off
+                est = float(part.loc[b, col])
+                lo, hi = (float(part.loc[b, f"{col}_ci_{x}"]) if f"{col}_ci_{x}" in part.columns else np.nan
+                          for x in ("low", "high"))
+                if not np.isfinite(est):
+                    if off > 0:
+                        ax.text(0, y - off, " n/a", va="center", fontsize=_SMALL, color="0.4")
+                    continue
+                if np.isfinite(lo) and np.isfinite(hi):
+                    ax.plot([lo, hi], [y, y], color=colour, lw=1.6)
+                ax.plot([est], [y], "o", color=colour, ms=5, label=lab if b == part.index[0] else None)
+        ax.set_xlabel("with − without (pp)")
+        if g is not None:
+            ax.set_title(str(g), fontsize=10)
+    axes[0].set_yticks(range(len(names)))
+    axes[0].set_yticklabels(names[::-1])
+    axes[0].set_ylim(-0.6, len(names) - 0.4)
+    axes[-1].legend(fontsize=_SMALL, loc="lower right")
+    _title(fig, title + " (pp, 95% CI)", backend, effects)
     return fig
 
 
 # --------------------------------------------------------------------------- #
 # Table 20 (stratified correction)
 # --------------------------------------------------------------------------- #
-def stratum_table_style(table20: pd.DataFrame, *, backend: BackendLike = None) -> Any:
-    """Styled Table 20 (``CorrectionAnalysis.table20``) with the backend in its caption."""
-    fmt = {c: "{:.1f}" for c in table20.columns if c != "#Case"}
-    fmt["#Case"] = "{:.0f}"
-    fmt["weight"] = "{:.2f}"
-    return (table20.style.format(fmt, na_rep="–")
-            .set_caption("Correction effect stratified by #wrong grabs (Table 20); "
-                         f"{backend_title(backend, table20)}"))
-
-
 def stratum_plot(table20: pd.DataFrame, *, backend: BackendLike = None,
                  title: str = "Correction effect by #wrong grabs (Table 20)") -> Figure:
     """Per-stratum ΔSR and ΔCR (correction - no correction) and the adjusted effect, one panel per group.
@@ -239,8 +301,7 @@ def stratum_plot(table20: pd.DataFrame, *, backend: BackendLike = None,
         return fig
     t = table20.reset_index().drop_duplicates(["group", "#WG"])
     groups = list(pd.unique(t["group"]))
-    fig = HouseFigure(figsize=(max(4.0, 3.4 * len(groups)), 3.6), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(1, len(groups), sharey=True))
+    fig, axes = _panels(len(groups), 4.0, 2.8)
     for ax, g in zip(axes, groups):
         part = t[t["group"] == g]
         xs = np.arange(len(part))
@@ -249,14 +310,14 @@ def stratum_plot(table20: pd.DataFrame, *, backend: BackendLike = None,
             ax.bar(xs[np.isfinite(vals)] + off, vals[np.isfinite(vals)], width=0.4, color=colour, label=col)
         for x, v in zip(xs, part["ΔSR (pp)"].astype(float)):
             if not np.isfinite(v):
-                ax.text(x, 0, "n/a", ha="center", va="bottom", fontsize=8, color="0.4")
+                ax.text(x, 0, "n/a", ha="center", va="bottom", fontsize=_SMALL, color="0.4")
         ax.axhline(0, color="0.5", lw=1)
         ax.set_xticks(xs)
         ax.set_xticklabels(["adj." if s == "Adjusted effect" else str(s) for s in part["#WG"]])
         ax.set_xlabel("#wrong grabs")
         ax.set_title(str(g), fontsize=10)
     axes[0].set_ylabel("correction - no correction (pp)")
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize=_SMALL)
     _title(fig, title, backend, table20)
     return fig
 
@@ -264,23 +325,45 @@ def stratum_plot(table20: pd.DataFrame, *, backend: BackendLike = None,
 # --------------------------------------------------------------------------- #
 # team size and progress
 # --------------------------------------------------------------------------- #
+_METRIC_NAMES = {"success": "success rate", "cr": "completion rate"}
+
+
 def team_size_plot(episodes: pd.DataFrame, metric: str = "success", *, x: str = "n_agents",
                    hue: str | None = None, backend: BackendLike = None, n_boot: int = 1000, seed: int = 0,
                    title: str | None = None) -> Figure:
-    """Mean ``metric`` vs team size with a 95% bootstrap CI band (MECoBench Fig. 7a)."""
+    """Mean ``metric`` vs team size with a 95% bootstrap CI band (MECoBench Fig. 7a).
+
+    One line per ``hue`` level, each with its own colour and marker (levels are categories,
+    also when numeric); no hue when ``hue`` is ``x``.  Team sizes are integer ticks.
+    """
     import seaborn as sns
 
     from .significance import require_columns
 
     require_columns(episodes, [metric, x, hue])
+    hue = None if hue == x else hue
     data = episodes.assign(**{metric: episodes[metric].astype(float)})
-    fig, ax = _new()
-    sns.lineplot(data=data, x=x, y=metric, hue=hue, marker="o", errorbar=("ci", 95), n_boot=n_boot,
-                 seed=seed, ax=ax)
-    ax.set_xticks(sorted(pd.unique(data[x].dropna())))
+    kw: dict[str, Any] = {}
+    if hue is not None:
+        levels = [str(v) for v in pd.unique(data[hue].dropna())]
+        try:
+            levels = sorted(levels, key=float)
+        except ValueError:
+            pass
+        data = data.assign(**{hue: data[hue].astype(str)})
+        kw = dict(hue=hue, hue_order=levels, style=hue, style_order=levels, markers=True, dashes=False,
+                  palette=[f"C{i}" for i in range(len(levels))])
+    fig, ax = _new(6.4, 3.8)
+    sns.lineplot(data=data, x=x, y=metric, marker=None if hue else "o", errorbar=("ci", 95), n_boot=n_boot,
+                 seed=seed, ax=ax, **kw)
+    ax.set_xticks(sorted(int(v) for v in pd.unique(data[x].dropna())))
     ax.set_xlabel("team size (agents)" if x == "n_agents" else x)
-    ax.set_ylabel({"success": "success rate", "cr": "completion rate"}.get(metric, metric))
-    _title(fig, title or f"{metric} vs {x} (mean, 95% CI)", backend if backend is not None else episodes)
+    name = _METRIC_NAMES.get(metric, metric)
+    ax.set_ylabel(name)
+    if hue is not None:
+        ax.legend(title=hue, fontsize=_SMALL, title_fontsize=_SMALL)
+    _title(fig, title or f"{name.capitalize()} by {'team size' if x == 'n_agents' else x} (mean, 95% CI)",
+           backend if backend is not None else episodes)
     return fig
 
 
@@ -318,23 +401,43 @@ def progress_long(episodes: pd.DataFrame, by: str | None = None) -> pd.DataFrame
 
 def progress_curves(episodes: pd.DataFrame, by: str | None = None, *, backend: BackendLike = None,
                     title: str = "Task progress over equivalent steps (mean CR, 95% CI)") -> Figure:
-    """Mean CR over equivalent steps per condition ``by`` (MECoBench Fig. 33).
+    """Mean CR over equivalent steps per condition ``by`` (MECoBench Fig. 33): one small panel per
+    condition on shared axes, its curve in colour and the other conditions in grey behind it.
 
     Bands: 95% normal-approximation CI of the mean (mean ± 1.96 SE across episodes); a
     bootstrap at every equivalent step would cost seconds per figure for no visible gain.
     """
-    import seaborn as sns
-
     long = progress_long(episodes, by)
-    fig, ax = _new()
-    if len(long):
-        sns.lineplot(data=long, x="equivalent_step", y="cr", hue=by, errorbar=("se", 1.96), ax=ax)
-    else:
-        ax.text(0.5, 0.5, "no progress records", ha="center", va="center", transform=ax.transAxes)
-    ax.set_xlabel("equivalent step (team steps × agents)")
-    ax.set_ylabel("completion rate (CR)")
-    ax.set_ylim(-0.02, 1.02)
-    _title(fig, title, backend if backend is not None else episodes)
+    levels = list(pd.unique(long[by])) if by is not None and len(long) else [None]
+    curves = {}
+    for lev in levels:
+        part = long if lev is None else long[long[by] == lev]
+        g = part.groupby("equivalent_step")["cr"]
+        curves[lev] = (g.mean(), 1.96 * g.sem())
+    fig, axes = _panels(len(levels), 3.6 if len(levels) > 1 else 6.4, 2.4 if len(levels) > 1 else 3.4, ncols=3)
+    for i, (ax, lev) in enumerate(zip(axes, levels)):
+        if not len(long):
+            ax.text(0.5, 0.5, "no progress records", ha="center", va="center", transform=ax.transAxes)
+        for other in levels:
+            if other != lev:
+                m, _ = curves[other]
+                ax.plot(m.index, m.to_numpy(), color="0.78", lw=1)
+        m, h = curves[lev]
+        if len(m):
+            ax.fill_between(m.index, (m - h).to_numpy(), (m + h).to_numpy(), color=f"C{i}", alpha=0.2, lw=0)
+            ax.plot(m.index, m.to_numpy(), color=f"C{i}", lw=2)
+        if lev is not None:
+            ax.set_title(str(lev), fontsize=10)
+        ax.set_ylim(-0.02, 1.02)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.label_outer()
+    for ax in axes:
+        if ax.get_subplotspec().is_last_row() or len(levels) == 1:
+            ax.set_xlabel("equivalent step (team steps × agents)" if len(levels) == 1 else "equivalent step")
+        if ax.get_subplotspec().is_first_col():
+            ax.set_ylabel("completion rate (CR)")
+    _title(fig, title + ("; grey: the other conditions" if len(levels) > 1 else ""),
+           backend if backend is not None else episodes)
     return fig
 
 
@@ -351,7 +454,7 @@ def dup_grab_plot(rates: pd.DataFrame, *, backend: BackendLike = None,
     ax.errorbar(np.nan_to_num(rate), ys, xerr=err, fmt="none", ecolor="0.3", capsize=3)
     for y, v, hi, n in zip(ys, rate, high, rates["n"]):
         ax.text(0 if np.isnan(hi) else hi, y, f"  {v:.1f}% (n={n})" if not np.isnan(v) else " n/a",
-                va="center", fontsize=8)
+                va="center", fontsize=_SMALL)
     ax.set_yticks(ys)
     ax.set_yticklabels([str(g) for g in rates[group]])
     ax.set_xlim(0, max(10.0, float(np.nanmax(high, initial=0)) * 1.35))
@@ -387,7 +490,7 @@ def share_plot(table: pd.DataFrame, labels: Sequence[str], *, row: str = "method
     axes[0].set_yticks(range(len(rows)))
     axes[0].set_yticklabels(rows)
     axes[0].invert_yaxis()
-    axes[-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8)
+    axes[-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=_SMALL)
     _title(fig, title, backend, table)
     return fig
 
@@ -406,7 +509,7 @@ def rate_plot(table: pd.DataFrame, *, value: str, low: str = "ci_low", high: str
                 fmt="o", color="C0", capsize=3, label=value)
     if reference is not None:
         ax.scatter(table[reference].astype(float), y, facecolors="none", edgecolors="C3", label=reference, zorder=3)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=_SMALL)
     ax.set_yticks(y)
     ax.set_yticklabels(table[label].astype(str))
     ax.set_xlim(0, 1)

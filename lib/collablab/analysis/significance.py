@@ -25,13 +25,19 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .present import TableStyle
+
 __all__ = [
+    "CONTRAST_STYLE",
+    "OUTCOME_NAMES",
+    "RATE_OUTCOMES",
     "BootstrapCI",
     "GEEResult",
     "TestResult",
     "TESTS",
     "bootstrap_ci",
     "compare",
+    "contrast_table",
     "gee_logistic",
     "hodges_lehmann",
     "holm_adjust",
@@ -628,3 +634,54 @@ def compare(
         else:
             table["p_adjusted"] = holm_adjust(table["p_value"])
     return table
+
+
+# --------------------------------------------------------------------------- #
+# display: one row per contrast and outcome
+# --------------------------------------------------------------------------- #
+#: Plain names of the outcomes the notebooks compare.
+OUTCOME_NAMES: dict[str, str] = {"success": "success rate", "cr": "completion rate"}
+#: Outcomes that are shares (0-1): their differences are shown in percentage points.
+RATE_OUTCOMES: frozenset[str] = frozenset({"success", "cr"})
+_TEST_P = {"sign_flip": "p_sign_flip", "wilcoxon": "p_wilcoxon", "mcnemar": "p_mcnemar", "gee": "p_gee"}
+
+#: How :func:`contrast_table` is shown: differences and odds ratios in their own columns with
+#: their 95% CIs, Holm-adjusted p-values (raw ones in the CSV), smallest sign-flip p first.
+CONTRAST_STYLE = TableStyle(
+    rename={"contrast": "contrast (a vs b)", "n": "pairs", "difference": "difference a − b",
+            "odds_ratio": "odds ratio a vs b (GEE)", "p_sign_flip": "p sign-flip",
+            "p_wilcoxon": "p Wilcoxon", "p_mcnemar": "p McNemar", "p_gee": "p GEE"},
+    labels=("contrast", "outcome"),
+    drop=tuple(f"{p}_raw" for p in _TEST_P.values()),
+    order="p_sign_flip", max_rows=12,
+    caption="differences: mean paired difference with a paired-bootstrap 95% CI, in percentage points for "
+            "rates; odds ratio: logistic GEE clustered by task, Wald 95% CI; p-values Holm-adjusted per "
+            "outcome and test")
+
+
+def contrast_table(comparisons: pd.DataFrame) -> pd.DataFrame:
+    """:func:`compare`'s long table (one row per contrast x outcome x test) as one row per contrast
+    and outcome: the sign-flip mean difference (x100, percentage points, for :data:`RATE_OUTCOMES`)
+    with its CI, the odds ratio (GEE) with its CI in a column of its own, each test's Holm-adjusted
+    p (``p_<test>``) and raw p (``p_<test>_raw``). Numbers are :func:`compare`'s (DynaHMRC appendix,
+    paired comparison)."""
+    require_columns(comparisons, ["contrast", "outcome", "test", "estimate", "ci_low", "ci_high",
+                                  "p_value", "p_adjusted", "n"])
+    rows = []
+    for (contrast, outcome), part in comparisons.groupby(["contrast", "outcome"], sort=False):
+        by_test = {r["test"]: r for r in part.to_dict("records")}
+        k = 100.0 if outcome in RATE_OUTCOMES else 1.0
+        row: dict[str, Any] = {"contrast": contrast, "outcome": OUTCOME_NAMES.get(str(outcome), str(outcome)),
+                               "n": int(by_test.get("sign_flip", part.iloc[0])["n"])}
+        if "sign_flip" in by_test:
+            r = by_test["sign_flip"]
+            row.update(difference=r["estimate"] * k, difference_low=r["ci_low"] * k,
+                       difference_high=r["ci_high"] * k)
+        if "gee" in by_test:
+            r = by_test["gee"]
+            row.update(odds_ratio=r["estimate"], odds_ratio_low=r["ci_low"], odds_ratio_high=r["ci_high"])
+        for test, col in _TEST_P.items():
+            if test in by_test:
+                row[col], row[f"{col}_raw"] = by_test[test]["p_adjusted"], by_test[test]["p_value"]
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,70 +1,95 @@
-"""The analysis tail every notebook ends with: one call, tables + figures + one sentence each.
+"""The analysis tail every MECoBench notebook ends with: one call, each part a sentence, a figure, a table.
 
 ``analysis_tail(episodes, steps, contrast_col="protocol")`` computes
 
-1. the behaviour table (MECoBench Table 2) from keyword-tagged messages,
-2. failure indicators (appendix F) and their lift table (Table 22), the coordination-query
+1. paired significance tests of the main contrasts with :func:`compare` (paired by task and
+   seed; DynaHMRC appendix),
+2. the behaviour table (MECoBench Table 2) from keyword-tagged messages,
+3. failure indicators (appendix F) and their lift table (Table 22), the coordination-query
    table (Table 18) and duplicate-grab rates per condition (Fig. 37),
-3. the severity-stratified correction analysis (Tables 19-20), or a note saying there are
+4. the severity-stratified correction analysis (Tables 19-20), or a note saying there are
    not enough wrong-grab episodes,
-4. paired significance tests of the main contrasts with :func:`compare` (paired by task and
-   seed),
-5. figures (forest plot, lift bars, progress curves, duplicate-grab rates, team size),
+5. figures (forest plot, behaviour effects, lift bars, correction by stratum, duplicate-grab
+   rates, progress curves, team size),
 
-and, with ``show=True``, displays them in the notebook, each with one sentence saying what
-it shows.  Everything is returned in a dict so tests and later cells can use it.
+and, with ``show=True``, displays the parts named in ``parts`` (:data:`TAIL_PARTS`), each under a
+heading in words: one sentence on what to look at (:data:`EXPLANATIONS`), its figure, its table
+through :func:`~.present.present` with the style defined next to the function that builds it
+(the full table goes to ``<run_dir>/tables/tail_*.csv`` when ``run_dir`` is given). The backend is
+named in every figure's title, not in the prose (the notebook's headline names it once).
+Everything is returned in a dict so tests and later cells can use it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Collection, Hashable, Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from matplotlib.figure import Figure
 
-from .behaviours import backend_labels, behaviour_effects, behaviour_table, episode_behaviours, load_rules, tag_messages
+from .behaviours import BEHAVIOUR_STYLE, backend_labels, behaviour_effects, behaviour_table, episode_behaviours, \
+    load_rules, tag_messages
 from .failures import (
+    COORD_QUERY_STYLE,
+    DUP_GRAB_STYLE,
     FAILURE_MODES,
+    LIFT_STYLE,
+    TABLE19_STYLE,
+    TABLE20_STYLE,
     coord_query_table,
     correction_analysis,
     dup_grab_rates,
     failure_indicators,
     failure_lift,
 )
-from .plots import backend_title, dup_grab_plot, forest_plot, lift_plot, progress_curves, stratum_plot, team_size_plot
-from .significance import compare, paired_table, require_columns
+from .plots import (
+    behaviour_plot,
+    dup_grab_plot,
+    forest_plot,
+    lift_plot,
+    progress_curves,
+    stratum_plot,
+    team_size_plot,
+)
+from .present import DisplayTable, present
+from .significance import CONTRAST_STYLE, compare, contrast_table, paired_table, require_columns
 
-__all__ = ["EXPLANATIONS", "analysis_tail"]
+__all__ = ["EXPLANATIONS", "TAIL_PARTS", "analysis_tail"]
 
-#: The one sentence shown above each table / figure (a student reads these).
+#: The parts :func:`analysis_tail` can display, in display order.
+TAIL_PARTS: tuple[str, ...] = ("contrasts", "behaviours", "failure_modes", "coordination", "correction",
+                               "duplicate_grabs", "progress", "team_size")
+
+#: The one sentence above each part: what to look at (a student reads these).
 EXPLANATIONS: dict[str, str] = {
-    "backend": "Which policy produced these episodes; numbers from the offline heuristic or oracle policy "
-               "teach the method but are not findings about LLMs.",
-    "behaviour_table": "How often each collaborative behaviour appears in agent messages (Freq., % of episodes) "
-                       "and how much higher success (ΔSR) and completion (ΔCR) are, in percentage points, in "
-                       "episodes with it than without it: a correlation, not a causal effect (MECoBench Table 2).",
-    "comparisons": "Paired tests of the main contrasts on the same tasks and seeds: the estimate is condition "
-                   "a minus condition b, the CI is a paired bootstrap, and p_adjusted is Holm-corrected.",
-    "forest": "Each dot is a contrast's estimated difference with its 95% CI; a bar crossing the dashed line "
-              "means the data are compatible with no difference.",
-    "lift_table": "Failure modes found in the step records: Freq. is the share of episodes with the mode, lift is "
-                  "its rate in failed episodes divided by its rate in successful ones (∞ = only ever seen in "
-                  "failures), ΔSR is the success-rate gap with vs without it (MECoBench Table 22).",
-    "lift_plot": "Bars right of the dashed line (lift > 1) mark failure modes that are more common in failed "
-                 "episodes than in successful ones.",
-    "coord_query_table": "Episodes where agents asked coordination questions compared with the rest: more "
-                         "objects, stuck reports or negative reports suggest questions are a reaction to "
-                         "difficulty (MECoBench Table 18).",
-    "correction": "Does correcting a wrong grab help? Episodes with at least one wrong grab are compared within "
-                  "severity strata (#wrong grabs 1, 2, 3, 4+) so that corrected and uncorrected episodes with "
-                  "equally many errors are compared (MECoBench Tables 19-20).",
-    "dup_grab_rates": "Share of episodes in which an agent tried to grab an object a teammate was grabbing or "
-                      "holding (duplicate grab, MECoBench Fig. 37), with 95% Wilson intervals.",
-    "progress": "Mean completion rate as the team spends its step budget; a curve that rises earlier means the "
-                "condition finishes subgoals sooner.",
-    "team_size": "Mean success rate for each team size with a 95% bootstrap band (MECoBench Fig. 7a).",
+    "comparisons": "Each dot is condition a minus condition b on the same tasks and seeds; an interval that "
+                   "stays clear of the dashed line is a difference this run detects.",
+    "behaviour_table": "How often each behaviour shows up in the messages, and how success and completion differ "
+                       "between episodes with and without it: an association, not an effect.",
+    "lift_table": "Bars right of the dashed line mark failure modes that are more common in failed episodes "
+                  "than in successful ones.",
+    "coord_query_table": "Episodes with a coordination question against the rest: more objects and more stuck or "
+                         "negative reports would mean questions come with difficulty.",
+    "correction": "Bars above zero mean correcting a wrong grab helped, comparing episodes with equally many "
+                  "wrong grabs.",
+    "dup_grab_rates": "How often an agent tried to grab an object a teammate was grabbing or holding.",
+    "progress": "A curve that rises earlier means the condition finishes its subgoals sooner.",
+    "team_size": "Success rate for each team size: look for where adding an agent stops helping.",
 }
+_HEADINGS: dict[str, str] = {
+    "contrasts": "Paired contrasts of {what}",
+    "behaviours": "Collaborative behaviours (paper Table 2)",
+    "failure_modes": "Failure modes and their lift (paper Table 22)",
+    "coordination": "Coordination questions (paper Table 18)",
+    "correction": "Does correcting a wrong grab help? (paper Tables 19-20)",
+    "duplicate_grabs": "Duplicate grabs (paper Fig. 37)",
+    "progress": "Progress over the step budget (paper Fig. 33)",
+    "team_size": "Team size (paper Fig. 7a)",
+}
+_PLAIN = {"n_agents": "team size"}
 
 
 def _pair_keys(episodes: pd.DataFrame, contrast_col: str, outcome: str, pair_col: str,
@@ -103,15 +128,16 @@ def _comparisons(episodes: pd.DataFrame, contrast_col: str, contrasts: Sequence[
     return pd.concat(tables, ignore_index=True), notes
 
 
-def _display(show: bool, explanation: str, obj: Any = None, heading: str | None = None) -> None:
-    if not show:
-        return
+def _md(text: str) -> None:
     from IPython.display import Markdown, display
 
-    text = f"**{heading}.** {explanation}" if heading else explanation
     display(Markdown(text))
-    if obj is not None:
-        display(obj)
+
+
+def _show_obj(obj: Any) -> None:
+    from IPython.display import display
+
+    display(obj)
 
 
 def analysis_tail(
@@ -125,6 +151,8 @@ def analysis_tail(
     show: bool = True,
     by: str | None = "structure",
     n_resamples: int = 2000,
+    run_dir: str | Path | None = None,
+    parts: Collection[str] = TAIL_PARTS,
 ) -> dict[str, Any]:
     """Run the whole analysis tail; display it when ``show``; return every table and figure.
 
@@ -133,13 +161,19 @@ def analysis_tail(
     appearance).  ``by`` splits the behaviour, failure and correction tables (default
     ``structure``: parallel / sequential; ignored when the column is missing).
     ``n_resamples`` sets bootstrap and permutation resamples of the contrasts (and, up to
-    1000, of the team-size CI band).
+    1000, of the team-size CI band).  ``run_dir`` (optional) receives each displayed table's
+    full CSV under ``tables/tail_*.csv``; ``parts`` names the parts to display (default every
+    one of :data:`TAIL_PARTS`; a notebook that shows a part in its body leaves it out here).
 
     Returned keys: backends, rules_version, messages, episode_behaviours,
     behaviour_effects, behaviour_table, indicators, lift_table, coord_query_table,
     correction (a :class:`~collablab.analysis.failures.CorrectionAnalysis`),
-    dup_grab_rates, comparisons, figures (name -> Figure), notes (list of str).
+    dup_grab_rates, comparisons, contrast_table, displays (name -> DisplayTable),
+    figures (name -> Figure), notes (list of str).
     """
+    unknown = [p for p in parts if p not in TAIL_PARTS]
+    if unknown:
+        raise ValueError(f"parts: {unknown} unknown; allowed: {', '.join(TAIL_PARTS)}")
     require_columns(episodes, ["episode_id", contrast_col, outcome, pair_col, "success", "cr"])
     if steps is None:
         steps = pd.DataFrame(columns=["episode_id"])
@@ -152,7 +186,6 @@ def analysis_tail(
         steps = steps.assign(episode_id=steps["episode_key"])
         notes.append("episode_id repeats across grid points: episodes identified by episode_key instead")
     backends = backend_labels(episodes)
-    label = backend_title(episodes) if backends else "backend: unknown (no 'backend' column)"
     if not backends:
         episodes = episodes.assign(backend="unknown")
         notes.append("episodes have no 'backend' column: labelled 'unknown'")
@@ -171,10 +204,13 @@ def analysis_tail(
     rates = dup_grab_rates(ind, by=contrast_col)
     comparisons, cmp_notes = _comparisons(episodes, contrast_col, contrasts, outcome, pair_col, n_resamples)
     notes += cmp_notes + corr.notes
+    wide = contrast_table(comparisons) if len(comparisons) else pd.DataFrame()
 
     figures: dict[str, Figure] = {}
     if len(comparisons):
         figures["forest"] = forest_plot(comparisons, backend=episodes)
+    if len(tagged):
+        figures["behaviours"] = behaviour_plot(effects, backend=episodes)
     figures["lift"] = lift_plot(lift, backend=episodes)
     if "progress" in episodes.columns and "n_agents" in episodes.columns:
         figures["progress"] = progress_curves(episodes, contrast_col, backend=episodes)
@@ -185,47 +221,67 @@ def analysis_tail(
         figures["team_size"] = team_size_plot(episodes, "success", hue=contrast_col, backend=episodes,
                                               n_boot=min(1000, n_resamples))
 
+    style2 = replace(BEHAVIOUR_STYLE, caption=f"{BEHAVIOUR_STYLE.caption}; keyword rules {rules.version}")
+    displays: dict[str, DisplayTable] = {
+        "behaviours": present(effects, "tail_behaviours", style2, run_dir),
+        "failure_modes": present(lift, "tail_failure_lift", LIFT_STYLE, run_dir),
+        "coordination": present(table18, "tail_coord_queries", COORD_QUERY_STYLE, run_dir),
+        "duplicate_grabs": present(rates, "tail_dup_grabs", DUP_GRAB_STYLE, run_dir),
+    }
+    if len(wide):
+        displays["contrasts"] = present(wide, "tail_contrasts", CONTRAST_STYLE, run_dir)
+    if corr.ok:
+        displays["table19"] = present(corr.table19, "tail_table19", TABLE19_STYLE, run_dir)
+        displays["table20"] = present(corr.table20, "tail_table20", TABLE20_STYLE, run_dir)
+
     result: dict[str, Any] = dict(
         backends=backends, rules_version=rules.version, messages=tagged, episode_behaviours=eb,
         behaviour_effects=effects, behaviour_table=table2, indicators=ind, lift_table=lift,
         coord_query_table=table18, correction=corr, dup_grab_rates=rates, comparisons=comparisons,
-        figures=figures, notes=notes,
+        contrast_table=wide, displays=displays, figures=figures, notes=notes,
     )
     if show:
-        _show(result, label, contrast_col)
+        _show(result, contrast_col, parts)
     return result
 
 
-def _show(r: dict[str, Any], label: str, contrast_col: str) -> None:
-    _display(True, f"{label}. {EXPLANATIONS['backend']} Behaviour rules: {r['rules_version']}.", heading="Backend")
-    _display(True, EXPLANATIONS["behaviour_table"], r["behaviour_table"], heading="Collaborative behaviours")
-    if r["behaviour_table"].attrs.get("note"):
-        _display(True, r["behaviour_table"].attrs["note"] + ".")
-    if len(r["comparisons"]):
-        cols = ["contrast", "outcome", "test", "estimate", "ci_low", "ci_high", "p_value", "p_adjusted", "n"]
-        _display(True, EXPLANATIONS["comparisons"], r["comparisons"][cols], heading=f"Contrasts of {contrast_col}")
-        _display(True, EXPLANATIONS["forest"], r["figures"]["forest"])
-    else:
-        _display(True, f"No contrast to test: {contrast_col!r} has a single condition.", heading="Contrasts")
-    _display(True, EXPLANATIONS["lift_table"],
-             r["lift_table"].drop(columns=[c for c in r["lift_table"].columns if c.endswith(("_ci_low", "_ci_high"))]),
-             heading="Failure modes")
-    _display(True, EXPLANATIONS["lift_plot"], r["figures"]["lift"])
-    _display(True, EXPLANATIONS["coord_query_table"], r["coord_query_table"], heading="Coordination queries")
-    corr = r["correction"]
-    if corr.ok:
-        _display(True, EXPLANATIONS["correction"], corr.table19, heading="Correction and wrong grabs")
-        _display(True, "Per-stratum differences (correction minus no correction) and the adjusted effect.",
-                 corr.table20)
-        _display(True, "Bars above zero: correction helped at that severity.", r["figures"]["correction"])
-    else:
-        _display(True, "Not enough wrong-grab episodes for the stratified correction analysis: "
-                 + "; ".join(corr.notes) + ".", heading="Correction and wrong grabs")
-    _display(True, EXPLANATIONS["dup_grab_rates"], r["figures"]["dup_grab"], heading="Duplicate grabs")
-    if "progress" in r["figures"]:
-        _display(True, EXPLANATIONS["progress"], r["figures"]["progress"], heading="Progress")
-    if "team_size" in r["figures"]:
-        _display(True, EXPLANATIONS["team_size"], r["figures"]["team_size"], heading="Team size")
-    other = [n for n in r["notes"] if n not in corr.notes]
-    if other:
-        _display(True, "Notes: " + "; ".join(other) + ".")
+def _part(name: str, sentence: str, *objs: Any, what: str = "") -> None:
+    """One part: a heading in words, the sentence on what to look at, then its figure and table(s)."""
+    _md(f"### {_HEADINGS[name].format(what=what)}\n\n{sentence}")
+    for obj in objs:
+        if obj is not None:
+            _show_obj(obj)
+
+
+def _show(r: dict[str, Any], contrast_col: str, parts: Collection[str]) -> None:
+    figs, tabs, corr = r["figures"], r["displays"], r["correction"]
+    what = _PLAIN.get(contrast_col, contrast_col)
+    for name in TAIL_PARTS:
+        if name not in parts:
+            continue
+        if name == "contrasts":
+            if len(r["comparisons"]):
+                _part(name, EXPLANATIONS["comparisons"], figs["forest"], tabs["contrasts"], what=what)
+            else:
+                _part(name, f"No contrast to test: {what} has a single condition in these episodes.", what=what)
+        elif name == "behaviours":
+            note = r["behaviour_table"].attrs.get("note")
+            _part(name, EXPLANATIONS["behaviour_table"] + (f" Here: {note}." if note else ""),
+                  figs.get("behaviours"), tabs["behaviours"])
+        elif name == "failure_modes":
+            _part(name, EXPLANATIONS["lift_table"], figs["lift"], tabs["failure_modes"])
+        elif name == "coordination":
+            _part(name, EXPLANATIONS["coord_query_table"], tabs["coordination"])
+        elif name == "correction":
+            if corr.ok:
+                _part(name, EXPLANATIONS["correction"], figs["correction"], tabs["table19"], tabs["table20"])
+            else:
+                _part(name, "Too few wrong-grab episodes for the stratified correction analysis: it needs "
+                            "episodes with and without a correction.")
+        elif name == "duplicate_grabs":
+            _part(name, EXPLANATIONS["dup_grab_rates"], figs["dup_grab"], tabs["duplicate_grabs"])
+        elif name in ("progress", "team_size") and name in figs:
+            _part(name, EXPLANATIONS[name], figs[name])
+    notes = [n for n in r["notes"] if n not in corr.notes or "correction" in parts]
+    if notes:
+        _md("**Notes on this analysis**\n\n" + "\n".join(f"- {n[:1].upper()}{n[1:]}." for n in notes))
