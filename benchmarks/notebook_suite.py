@@ -45,6 +45,7 @@ def main() -> None:
         check_markers(Path(args.readme))
     if args.only:
         notebooks = [n for n in notebooks if any(n.startswith(o) for o in args.only)]
+    load_start = os.getloadavg()[0]
     times: dict[str, dict[str, float]] = {}
     cells: dict[str, list[tuple[float, str]]] = {}
     for name in args.sets:
@@ -74,7 +75,8 @@ def main() -> None:
         rest = times[nb][args.sets[0]] - sum(t for t, _ in cells[nb])
         print(f"{nb}: " + "; ".join(f"{t:.1f} s {src}" for t, src in top) + f"; outside cells {rest:.1f} s")
     if args.readme:
-        write_readme(Path(args.readme), readme_table(notebooks, args.sets, times))
+        load = (load_start, os.getloadavg()[0])
+        write_readme(Path(args.readme), readme_table(notebooks, args.sets, times, load))
         print(f"\ntimings written to {args.readme}")
 
 
@@ -99,17 +101,22 @@ def machine() -> str:
     return f"{os.cpu_count()} cores, {model}"
 
 
-def readme_table(notebooks: list[str], sets: list[str], times: dict[str, dict[str, float]]) -> str:
-    """The README's block: the table of seconds per notebook and set, the totals, and how it was made."""
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip() or "?"
+def readme_table(notebooks: list[str], sets: list[str], times: dict[str, dict[str, float]],
+                 load: tuple[float, float] | None = None) -> str:
+    """The README's block: the table of seconds per notebook and set, the totals, and how it was made
+    (``load``: the 1-minute load average at the start and the end of the measurement)."""
+    commit = os.environ.get("COLLABLAB_COMMIT") or subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip() or "?"
     lines = ["| notebook | " + " | ".join(sets) + " |", "|---|" + "---:|" * len(sets)]
     lines += [f"| `{nb}` | " + " | ".join(f"{times[nb][s]:.0f} s" for s in sets) + " |" for nb in notebooks]
     lines.append("| all seven | " + " | ".join(_fmt(sum(times[nb][s] for nb in notebooks)) for s in sets) + " |")
     lines += ["", f"Wall seconds per notebook through `collablab run NN --params <set>`, offline (heuristic), "
                   f"each set in a fresh outputs folder (MECoBench's task suite is generated once, in notebook "
                   f"01's share). Written by `python benchmarks/notebook_suite.py --readme` on "
-                  f"{time.strftime('%Y-%m-%d')} at commit `{commit}`, {machine()}."]
+                  f"{time.strftime('%Y-%m-%d')} at commit `{commit}`, {machine()}"
+                  + (f"; 1-minute load average {load[0]:.1f} at the start and {load[1]:.1f} at the end "
+                     f"(above {os.cpu_count()}: other work shared the cores and the times are longer)"
+                     if load and max(load) > (os.cpu_count() or 1) else "") + "."]
     return "\n".join(lines)
 
 

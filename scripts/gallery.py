@@ -5,8 +5,8 @@ what ``collablab run`` writes on the default parameters), takes one figure from 
 output of the code cell tagged ``gallery`` in its metadata; with no such cell, the first PNG output
 of the notebook), writes it to ``docs/gallery/<notebook stem>.png`` and rewrites the part of
 README.md between ``<!-- gallery:start -->`` and ``<!-- gallery:end -->`` as a table of the images,
-each captioned with the notebook's title (its first ``# `` heading). Running it twice gives the same
-files. Exit 2 with one line when the run folder has no executed notebook or README.md has no markers.
+each captioned with the notebook's title (its first ``# `` heading). A notebook that stopped with an
+error is left out. Running it twice gives the same files. Exit 2 with one line when the run folder has no executed notebook or README.md has no markers.
 
     .venv/bin/python scripts/gallery.py [RUN_FOLDER] [--readme README.md] [--out docs/gallery] [--columns 2]
 """
@@ -54,15 +54,20 @@ def figure_of(nb: dict) -> bytes | None:
 
 
 def executed_notebooks(run_dir: Path) -> list[Path]:
-    """``NN_*.ipynb`` files of ``run_dir`` that have been executed (a code cell with an execution count)."""
+    """``NN_*.ipynb`` files of ``run_dir`` that have been executed (a code cell with an execution
+    count) without an error (papermill marks a failed run in the notebook's metadata)."""
     out = []
     for path in sorted(run_dir.glob("[0-9][0-9]_*.ipynb")):
         try:
             nb = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        if any(c.get("cell_type") == "code" and c.get("execution_count") for c in nb.get("cells", [])):
-            out.append(path)
+        if not any(c.get("cell_type") == "code" and c.get("execution_count") for c in nb.get("cells", [])):
+            continue
+        if nb.get("metadata", {}).get("papermill", {}).get("exception"):
+            print(f"note: {path.name} stopped with an error; left out of the gallery", file=sys.stderr)
+            continue
+        out.append(path)
     return out
 
 

@@ -116,9 +116,9 @@ def test_generated_blocks_have_their_markers():
     assert "household.md" in (ROOT / "docs" / "architecture.md").read_text()
 
 
-def _notebook(path: Path, title: str, cells: list[dict]) -> None:
+def _notebook(path: Path, title: str, cells: list[dict], failed: bool = False) -> None:
     nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": [f"# {title}\n"]}, *cells],
-          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+          "metadata": {"papermill": {"exception": failed or None}}, "nbformat": 4, "nbformat_minor": 5}
     path.write_text(json.dumps(nb))
 
 
@@ -145,10 +145,12 @@ def test_gallery_script(tmp_path):
     other = PNG + b"tagged"  # not a real image, told apart by its bytes
     _notebook(run_dir / "01_a.ipynb", "01 — First", [_code(PNG), _code(other, ["gallery"])])
     _notebook(run_dir / "02_b.ipynb", "02 — Second", [_code(None), _code(PNG)])
+    _notebook(run_dir / "03_c.ipynb", "03 — Failed", [_code(PNG)], failed=True)
     first = gallery()
     assert first.returncode == 0, first.stderr
     assert (out / "01_a.png").read_bytes() == other      # the tagged cell wins
     assert (out / "02_b.png").read_bytes() == PNG        # else the first PNG
+    assert not (out / "03_c.png").exists()                # a notebook that stopped with an error: none
     text = readme.read_text()
     assert "docs/gallery/01_a.png" in text and "01 — First" in text and "stale" not in text and "rest" in text
     assert gallery().returncode == 0 and readme.read_text() == text   # idempotent
