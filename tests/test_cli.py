@@ -1,11 +1,14 @@
 """The ``collablab`` command: notebook runs that resume, skip what finished and survive a kill;
-dry runs whose counts are what a real run then writes; grid files whose YAML errors are messages
+dry runs whose counts are what a real run then writes; progress a reader sees while a notebook
+runs and in the executed notebook afterwards; grid files whose YAML errors are messages
 (exit 2) rather than tracebacks; ``status`` that sees a killed run; shards that merge into the
 bytes of the unsharded run."""
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -227,6 +230,22 @@ def test_a_notebook_run_prints_no_kernel_or_notebook_format_warning(reference):
     _, first, _ = reference
     for text in ("without encryption", "MissingIDFieldWarning", "WARNING"):
         assert text not in first.stdout + first.stderr, first.stderr
+
+
+def test_a_notebook_run_shows_plain_text_progress_that_is_saved_final(reference):
+    """While a notebook runs, the command prints where its grid stands (read from the kernel's
+    COLLABLAB_PROGRESS file); the executed notebook holds the final line as plain text, no widget
+    (saved, one shows ``0% 0/288`` forever) and nothing on stderr."""
+    outputs, first, _ = reference
+    for study in NOTEBOOKS.values():
+        n = len(_lines(_run_dir(outputs, study) / "episodes.jsonl"))
+        assert re.search(rf"^  {study}: \d+/{n} episodes, \d+ s", first.stdout, re.M), first.stdout
+        cells = json.loads((outputs / "notebooks" / "smoke" / f"{study}.ipynb").read_text())["cells"]
+        outs = [o for c in cells if c["cell_type"] == "code" for o in c["outputs"]]
+        assert not [o for o in outs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+        assert not [o for o in outs if o.get("name") == "stderr"], [o["text"] for o in outs if o.get("name") == "stderr"]
+        shown = ["".join(o["data"]["text/plain"]) for o in outs if o["output_type"] == "display_data"]
+        assert f"{n} of {n} episodes in" in "\n".join(shown) and "(0 failed)" in "\n".join(shown), shown
 
 
 def test_notebook_dry_run_counts_what_the_run_writes_and_a_rerun_skips(reference, tmp_path):

@@ -25,6 +25,7 @@ before its first episode; the run stops there with one ``error:`` line naming th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -38,11 +39,13 @@ from pathlib import Path
 from typing import Any
 
 from collablab.runs.__main__ import add_arguments, endpoint_lines, read_yaml, run_from_args
+from collablab.runs.dry_run import plan_notebook, read_only_caches
 from collablab.runs.fingerprint import code_fingerprint
 from collablab.runs.grid import canonical_json, episode_key, expand_grid
 from collablab.runs.merge import merge_shards, parse_shard, shard_slice
-from collablab.runs.notebook import DRY_RUN_ENV, RECORD_ENV, SHOW_REQUESTS_ENV
+from collablab.runs.notebook import RECORD_ENV
 from collablab.runs.paths import outputs_dir
+from collablab.runs.progress import PROGRESS_ENV, watch_progress
 from collablab.runs.registry import studies
 from collablab.runs.store import EPISODES, FAILURES, KEY, RunLockedError, read_records
 
@@ -329,9 +332,11 @@ def run_point(pt: Point, force: bool = False) -> Row:
         return Row(pt, "skipped", md.get("runs", []), 0.0)
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="collablab-run-") as tmp:
-        record = Path(tmp) / "runs.jsonl"
+        record, progress = Path(tmp) / "runs.jsonl", Path(tmp) / "progress.json"
         try:
-            _execute(pt, pt.out, {RECORD_ENV: str(record), "COLLABLAB_OUTPUTS": str(outputs_dir())})
+            with watch_progress(progress, pt.notebook.stem):
+                _execute(pt, pt.out, {RECORD_ENV: str(record), PROGRESS_ENV: str(progress),
+                                      "COLLABLAB_OUTPUTS": str(outputs_dir())})
             status, error = "finished", ""
         except Exception as e:  # noqa: BLE001 - reported in the table, the next notebook runs
             status, error = _failed(e), _error_line(e)
@@ -342,25 +347,16 @@ def run_point(pt: Point, force: bool = False) -> Row:
     return Row(pt, status, runs, wall, error)
 
 
-def dry_run_point(pt: Point, show_requests: bool = False) -> Row:
-    """What ``pt`` would run: its notebook executed up to its grid under ``COLLABLAB_DRY_RUN``
-    (``show_requests``: with the first request body of each model role in its runs' plans)."""
+def dry_run_point(pt: Point, show_requests: bool = False, scratch: Path | None = None) -> Row:
+    """What ``pt`` would run, computed in this process without a kernel
+    (:func:`collablab.runs.dry_run.plan_notebook`; ``show_requests``: with the first request body of
+    each model role in its runs' plans). Writes nothing but its plan in ``scratch`` (a temporary folder)."""
     md = _finished_before(pt)
     if md is not None:
         return Row(pt, "skipped", [{**r, "n_pending": 0} for r in md.get("runs", [])])
     t0 = time.time()
-    with tempfile.TemporaryDirectory(prefix="collablab-dry-") as tmp:
-        plan = Path(tmp) / "plan.jsonl"
-        try:
-            env = {DRY_RUN_ENV: str(plan), "COLLABLAB_OUTPUTS": str(outputs_dir())}
-            if show_requests:
-                env[SHOW_REQUESTS_ENV] = "1"
-            _execute(pt, Path(tmp) / pt.out.name, env)
-            status, error = "no grid", "ran to the end without reaching a grid (no dry-run support?)"
-        except Exception as e:  # noqa: BLE001
-            status, error = ("planned", "") if getattr(e, "ename", None) == "DryRun" else (_failed(e), _error_line(e))
-        runs = _read_lines(plan)
-    return Row(pt, status, runs, time.time() - t0, error)
+    plan = plan_notebook(pt.notebook, pt.params, show_requests=show_requests, scratch=scratch)
+    return Row(pt, plan.status, plan.runs, time.time() - t0, plan.error)
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: set[int] = frozenset()) -> list[str]:
@@ -446,29 +442,33 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("nothing to run: this shard has no notebook point", file=sys.stderr)
         return 0
     signal.signal(signal.SIGTERM, _sigterm)
+    summary = _dry_summary if args.dry_run else _summary
     rows: list[Row] = []
     t0 = time.time()
     try:
-        for i, pt in enumerate(points, 1):
-            t0 = time.time()
-            print(f"[{i}/{len(points)}] {pt.notebook.stem} ({pt.label}){' dry run' if args.dry_run else ''} ...",
-                  file=sys.stderr, flush=True)
-            row = dry_run_point(pt, args.show_requests) if args.dry_run else run_point(pt, force=args.force)
-            rows.append(row)
-            bad = row.status == "bad input"
-            print(f"[{i}/{len(points)}] {pt.notebook.stem} ({pt.label}) {row.status} in {row.wall_s:.1f}s"
-                  + (f": {row.error}" if row.error and not bad else ""), file=sys.stderr, flush=True)
-            if bad:  # before its first episode: fix the parameter; the points after it are not run
-                print("\n".join((_dry_summary if args.dry_run else _summary)(rows)))
-                print(f"error: {pt.notebook.stem} ({pt.label}): {row.error}", file=sys.stderr)
-                return 2
+        with contextlib.ExitStack() as stack:
+            scratch = stack.enter_context(read_only_caches()) if args.dry_run else None
+            for i, pt in enumerate(points, 1):
+                t0 = time.time()
+                print(f"[{i}/{len(points)}] {pt.notebook.stem} ({pt.label}){' dry run' if args.dry_run else ''} ...",
+                      file=sys.stderr, flush=True)
+                row = (dry_run_point(pt, args.show_requests, scratch) if args.dry_run
+                       else run_point(pt, force=args.force))
+                rows.append(row)
+                bad = row.status == "bad input"
+                print(f"[{i}/{len(points)}] {pt.notebook.stem} ({pt.label}) {row.status} in {row.wall_s:.1f}s"
+                      + (f": {row.error}" if row.error and not bad else ""), file=sys.stderr, flush=True)
+                if bad:  # before its first episode: fix the parameter; the points after it are not run
+                    print("\n".join(summary(rows)))
+                    print(f"error: {pt.notebook.stem} ({pt.label}): {row.error}", file=sys.stderr)
+                    return 2
     except KeyboardInterrupt:
         if len(rows) < len(points):
             rows.append(Row(points[len(rows)], "interrupted", [] if args.dry_run else _runs_since(t0), time.time() - t0))
-        print("\n".join((_dry_summary if args.dry_run else _summary)(rows)))
+        print("\n".join(summary(rows)))
         print("interrupted: finished episodes are kept; run the same command again to resume", file=sys.stderr)
         return 130
-    print("\n".join((_dry_summary if args.dry_run else _summary)(rows)))
+    print("\n".join(summary(rows)))
     if args.dry_run:
         return 1 if any(r.status in ("failed", "interrupted") for r in rows) else 0
     return 1 if any(r.status not in ("finished", "skipped") or r.n_failed or not r.complete for r in rows) else 0

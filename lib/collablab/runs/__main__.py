@@ -129,7 +129,7 @@ def add_arguments(ap: argparse.ArgumentParser, out_root: str | None = "outputs")
     ap.add_argument("--dry-run", action="store_true", help="print how many episodes would run; run none")
     ap.add_argument("--shard", default=None, metavar="K/N",
                     help="run the K-th of N interleaved slices of the grid into <run_id>.shard-K-of-N")
-    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ap.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
 
 
 def _budget(args: argparse.Namespace) -> dict[str, int] | None:

@@ -20,8 +20,7 @@ __all__ = ["PACKAGES", "SCHEMA", "code_version", "environment", "mark_killed", "
            "read_manifest", "run_status", "spec_fields", "write_manifest"]
 
 SCHEMA = 1
-PACKAGES = ("numpy", "pandas", "pyarrow", "scipy", "statsmodels", "openai", "virtualhome",
-            "tqdm", "pyyaml")
+PACKAGES = ("numpy", "pandas", "pyarrow", "scipy", "statsmodels", "openai", "virtualhome", "pyyaml")
 _MAX_DISTINCT = 50
 
 

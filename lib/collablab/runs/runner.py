@@ -29,6 +29,7 @@ from .manifest import (SCHEMA, code_version, environment, mark_killed, now_iso, 
                        write_manifest)
 from .pool import Item, start_method
 from .pool import results as results_of
+from .progress import Progress
 from .registry import studies, study_fn
 from .store import EPISODES, FAILURES, KEY, STEPS, TIMINGS, Appender, RunLock, read_records, repair_jsonl
 from .worker import resolve
@@ -324,7 +325,7 @@ def _run_locked(grid: list[Spec], keys: list[str], *, fn: str, registered: bool,
     new_failures: list[dict[str, Any]] = []
     wall_sum, wall_max = 0.0, 0.0
     appender = Appender(run_dir)
-    bar = _bar(total=len(grid), initial=len(done), disable=not progress, desc=f"{study}/{run_id}")
+    bar = Progress(len(grid), initial=len(done), label=f"{study}/{run_id}", show=progress)
     last_save = time.monotonic()
     status = "interrupted"
     if engine == "ray":
@@ -361,8 +362,7 @@ def _run_locked(grid: list[Spec], keys: list[str], *, fn: str, registered: bool,
                 failed.add(res["key"])
                 session["n_failed"] += 1
                 new_failures.append(rec)
-                bar.set_postfix(failed=len(failed), refresh=False)
-            bar.update(1)
+            bar.update(1, failed=0 if res["ok"] else 1)
             if time.monotonic() - last_save > MANIFEST_EVERY_S:
                 save("running")
                 last_save = time.monotonic()
@@ -390,8 +390,3 @@ def _run_locked(grid: list[Spec], keys: list[str], *, fn: str, registered: bool,
                      failures=[{k: f[k] for k in (KEY, "error_type", "error", "kind")} for f in new_failures],
                      status=status, endpoints=session["endpoints"], served=served, tokens=limits.total)
 
-
-def _bar(**kw: Any) -> Any:
-    from tqdm.auto import tqdm
-
-    return tqdm(unit="ep", dynamic_ncols=True, **kw)
