@@ -14,7 +14,11 @@ notebook's own values) into ``outputs/notebooks/<params>/``, or once per point o
 (``--grid``: ``notebook: "02"``, ``base: {...}``, ``axes: {name: [values]}``) into
 ``outputs/notebooks/<grid name>/<notebook>__<point key>.ipynb``. It resumes by default: a notebook
 whose output finished with the same parameters, notebook and code is skipped (``--force`` runs
-it again), and the notebooks' run folders resume their episodes. A table ends the run. Exit
+it again), and the notebooks' run folders resume their episodes. While a notebook runs, a line
+every few seconds tells where its grid stands (``  01_collaboration: 120/288 episodes, 20 s, about
+28 s left``, read from the ``COLLABLAB_PROGRESS`` file its kernel writes). ``--dry-run`` starts no
+kernel and writes nothing: each notebook's plan is computed in this process
+(:mod:`collablab.runs.dry_run`). A table ends the run. Exit
 status: 0 all finished; 1 something failed (run again to retry); 2 bad input: a bad option,
 parameter set or parameter, or an endpoint that fails its check (no answer, a rejected or missing
 key, a model not served, no OpenAI-compatible server): a notebook's ``ParameterError``, raised
