@@ -134,6 +134,17 @@ def _panels(n: int, width: float, height: float, *, ncols: int | None = None, sh
     return fig, axes[:max(n, 1)]
 
 
+def _label_panels(axes: Sequence[Any], xlabel: str, ylabel: str) -> None:
+    """Axis labels on the outer panels only; x tick labels on every panel with none below it."""
+    n = len(axes)
+    for i, ax in enumerate(axes):
+        ncols = ax.get_subplotspec().get_geometry()[1]
+        bottom = i + ncols >= n
+        ax.xaxis.set_tick_params(labelbottom=bottom)
+        ax.set_xlabel(xlabel if bottom else "")
+        ax.set_ylabel(ylabel if i % ncols == 0 else "")
+
+
 def forest_plot(table: pd.DataFrame, *, backend: BackendLike = None, test: str | None = None,
                 title: str = "Paired contrasts") -> Figure:
     """Forest plot of :func:`~collablab.analysis.compare` rows with a CI, one panel per outcome.
@@ -227,13 +238,14 @@ def lift_plot(table: pd.DataFrame, *, backend: BackendLike = None, label_col: st
                 ax.text(0.98 * edge, y, "∞ (never in successes)", va="center", ha="right", fontsize=_SMALL,
                         bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.9})
             elif math.isnan(v):
-                ax.text(0.02 * edge, y, "undefined (see the table)", va="center", fontsize=_SMALL, color="0.4")
+                ax.text(0.02 * edge, y, "undefined", va="center", fontsize=_SMALL, color="0.4")
             else:
                 ax.barh(y, v, color="C0")
                 ax.text(v, y, f" {v:.2f}×", va="center", fontsize=_SMALL)
         ax.set_xlim(0, edge)
         ax.set_ylim(-0.6, len(names) - 0.4)
         ax.set_xlabel("lift")
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
         if g:
             ax.set_title(g, fontsize=10)
     axes[0].set_yticks(range(len(names)))
@@ -256,10 +268,11 @@ def behaviour_plot(effects: pd.DataFrame, *, backend: BackendLike = None,
     groups = list(pd.unique(effects[group])) if group else [None]
     names = list(pd.unique(effects["behaviour"]))
     fig, axes = _panels(len(groups), 4.4, max(1.4, 0.36 * len(names) + 0.4))
+    series = ((0.15, "delta_success", "C0", "ΔSR"), (-0.15, "delta_cr", "C1", "ΔCR"))
     for ax, g in zip(axes, groups):
         part = (effects[effects[group] == g] if group else effects).set_index("behaviour")
         ax.axvline(0, color="0.5", lw=1, ls="--")
-        for off, col, colour, lab in ((0.15, "delta_success", "C0", "ΔSR"), (-0.15, "delta_cr", "C1", "ΔCR")):
+        for off, col, colour, _ in series:
             for b in part.index:
                 y = len(names) - 1 - names.index(b) + off
                 est = float(part.loc[b, col])
@@ -271,14 +284,18 @@ def behaviour_plot(effects: pd.DataFrame, *, backend: BackendLike = None,
                     continue
                 if np.isfinite(lo) and np.isfinite(hi):
                     ax.plot([lo, hi], [y, y], color=colour, lw=1.6)
-                ax.plot([est], [y], "o", color=colour, ms=5, label=lab if b == part.index[0] else None)
+                ax.plot([est], [y], "o", color=colour, ms=5)
+        ax.set_xlim(-105, 105)  # a difference of two shares; wider CIs run off the panel
         ax.set_xlabel("with − without (pp)")
         if g is not None:
             ax.set_title(str(g), fontsize=10)
     axes[0].set_yticks(range(len(names)))
     axes[0].set_yticklabels(names[::-1])
     axes[0].set_ylim(-0.6, len(names) - 0.4)
-    axes[-1].legend(fontsize=_SMALL, loc="lower right")
+    from matplotlib.lines import Line2D
+
+    fig.legend([Line2D([], [], color=c, marker="o", lw=1.6) for _, _, c, _ in series], [lab for *_, lab in series],
+               fontsize=_SMALL, loc="outside lower center", ncols=2)
     _title(fig, title + " (pp, 95% CI)", backend, effects)
     return fig
 
@@ -328,13 +345,22 @@ def stratum_plot(table20: pd.DataFrame, *, backend: BackendLike = None,
 _METRIC_NAMES = {"success": "success rate", "cr": "completion rate"}
 
 
+def _grey_others(ax: Any, means: dict[Any, pd.Series], level: Any) -> None:
+    """The other conditions' mean curves in light grey behind a panel's own (small multiples)."""
+    for other, m in means.items():
+        if other != level:
+            ax.plot(m.index, m.to_numpy(), color="0.78", lw=1, zorder=1)
+
+
 def team_size_plot(episodes: pd.DataFrame, metric: str = "success", *, x: str = "n_agents",
                    hue: str | None = None, backend: BackendLike = None, n_boot: int = 1000, seed: int = 0,
                    title: str | None = None) -> Figure:
     """Mean ``metric`` vs team size with a 95% bootstrap CI band (MECoBench Fig. 7a).
 
     One line per ``hue`` level, each with its own colour and marker (levels are categories,
-    also when numeric); no hue when ``hue`` is ``x``.  Team sizes are integer ticks.
+    also when numeric), legend outside the axes; more than three levels get one small panel
+    each (shared axes, the other levels in grey). No hue when ``hue`` is ``x``. Team sizes are
+    integer ticks.
     """
     import seaborn as sns
 
@@ -343,7 +369,7 @@ def team_size_plot(episodes: pd.DataFrame, metric: str = "success", *, x: str = 
     require_columns(episodes, [metric, x, hue])
     hue = None if hue == x else hue
     data = episodes.assign(**{metric: episodes[metric].astype(float)})
-    kw: dict[str, Any] = {}
+    levels: list[Any] = [None]
     if hue is not None:
         levels = [str(v) for v in pd.unique(data[hue].dropna())]
         try:
@@ -351,17 +377,34 @@ def team_size_plot(episodes: pd.DataFrame, metric: str = "success", *, x: str = 
         except ValueError:
             pass
         data = data.assign(**{hue: data[hue].astype(str)})
-        kw = dict(hue=hue, hue_order=levels, style=hue, style_order=levels, markers=True, dashes=False,
-                  palette=[f"C{i}" for i in range(len(levels))])
-    fig, ax = _new(6.4, 3.8)
-    sns.lineplot(data=data, x=x, y=metric, marker=None if hue else "o", errorbar=("ci", 95), n_boot=n_boot,
-                 seed=seed, ax=ax, **kw)
-    ax.set_xticks(sorted(int(v) for v in pd.unique(data[x].dropna())))
-    ax.set_xlabel("team size (agents)" if x == "n_agents" else x)
+    ticks = sorted(int(v) for v in pd.unique(data[x].dropna()))
     name = _METRIC_NAMES.get(metric, metric)
-    ax.set_ylabel(name)
-    if hue is not None:
-        ax.legend(title=hue, fontsize=_SMALL, title_fontsize=_SMALL)
+    line = dict(x=x, y=metric, errorbar=("ci", 95), n_boot=n_boot, seed=seed)
+    if len(levels) > 3:
+        fig, axes = _panels(len(levels), 3.4, 2.3, ncols=3)
+        means = {lev: data[data[hue] == lev].groupby(x)[metric].mean() for lev in levels}
+        for i, (ax, lev) in enumerate(zip(axes, levels)):
+            _grey_others(ax, means, lev)
+            sns.lineplot(data=data[data[hue] == lev], marker="o", color=f"C{i}", ax=ax, **line)
+            ax.set_title(f"{hue} {lev}" if hue == "n_agents" else lev, fontsize=10)
+            ax.set_xticks(ticks)
+        _label_panels(axes, "team size" if x == "n_agents" else x, name)
+    else:
+        fig, ax = _new(6.4, 3.6)
+        axes = np.array([ax])
+        kw: dict[str, Any] = {}
+        if hue is not None:
+            kw = dict(hue=hue, hue_order=levels, style=hue, style_order=levels, markers=True, dashes=False,
+                      palette=[f"C{i}" for i in range(len(levels))])
+        sns.lineplot(data=data, marker=None if hue else "o", ax=ax, **line, **kw)
+        ax.set_xticks(ticks)
+        ax.set_xlabel("team size (agents)" if x == "n_agents" else x)
+        ax.set_ylabel(name)
+        if hue is not None:
+            ax.legend(title=hue, fontsize=_SMALL, title_fontsize=_SMALL, loc="upper left", bbox_to_anchor=(1.01, 1))
+    if metric in _METRIC_NAMES:  # rates
+        for ax in axes:
+            ax.set_ylim(-0.03, 1.03)
     _title(fig, title or f"{name.capitalize()} by {'team size' if x == 'n_agents' else x} (mean, 95% CI)",
            backend if backend is not None else episodes)
     return fig
@@ -418,10 +461,7 @@ def progress_curves(episodes: pd.DataFrame, by: str | None = None, *, backend: B
     for i, (ax, lev) in enumerate(zip(axes, levels)):
         if not len(long):
             ax.text(0.5, 0.5, "no progress records", ha="center", va="center", transform=ax.transAxes)
-        for other in levels:
-            if other != lev:
-                m, _ = curves[other]
-                ax.plot(m.index, m.to_numpy(), color="0.78", lw=1)
+        _grey_others(ax, {k: v[0] for k, v in curves.items()}, lev)
         m, h = curves[lev]
         if len(m):
             ax.fill_between(m.index, (m - h).to_numpy(), (m + h).to_numpy(), color=f"C{i}", alpha=0.2, lw=0)
@@ -430,12 +470,8 @@ def progress_curves(episodes: pd.DataFrame, by: str | None = None, *, backend: B
             ax.set_title(str(lev), fontsize=10)
         ax.set_ylim(-0.02, 1.02)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.label_outer()
-    for ax in axes:
-        if ax.get_subplotspec().is_last_row() or len(levels) == 1:
-            ax.set_xlabel("equivalent step (team steps × agents)" if len(levels) == 1 else "equivalent step")
-        if ax.get_subplotspec().is_first_col():
-            ax.set_ylabel("completion rate (CR)")
+    _label_panels(axes, "equivalent step (team steps × agents)" if len(levels) == 1 else "equivalent step",
+                  "completion rate (CR)")
     _title(fig, title + ("; grey: the other conditions" if len(levels) > 1 else ""),
            backend if backend is not None else episodes)
     return fig
