@@ -1,35 +1,110 @@
-"""Notebook 06's tables in the paper's layouts and the sentences written from them
-(dynahmrc.tex §4.4-4.6, appendix lab:leader_vote, lab:llm_cost, lab:comm_cost_composition,
-lab:statistical_significance, lab:sensitivity).
+"""Notebook 06's tables, how each is displayed, its figures and its headline (dynahmrc.tex §4.4-4.6,
+appendix leader election, LLM cost, coordination failures, paired comparison, weight sensitivity).
 
 Every table is a pure function of the episode frame (:func:`.experiments.episode_frame`); means
-carry 95% percentile bootstrap CIs (``n_resamples``, 10,000 in the paper). The findings are
-generated from the tables: a sentence states a direction only when the table shows it, and every
-sentence starts with the backend that produced the numbers.
+carry 95% percentile bootstrap CIs (``n_resamples``, 10,000 in the paper). The sentences come from
+:mod:`.findings`, the figures from :mod:`.plots`. Long tables are kept long (the findings quote
+them, their CSVs go to the run folder); the notebook shows compact views: metric tables with each
+mean and its interval in one cell, and wide views (:func:`wide`) with a condition per column.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping
 
 import pandas as pd
+from matplotlib.figure import Figure
 
-from ...analysis.findings import Finding, Report, lead, quote
+from ...analysis.findings import OFFLINE_BACKENDS, Finding, Report
+from ...analysis.present import TableStyle
+from . import findings as F
+from . import plots
 from .difficulty import LEVELS
 from .experiments import episode_frame
 from .metrics import election_summary
-from .robots import COMPOSITIONS
+from .robots import COMPOSITIONS, ROBOT_TYPES
 from .stats import paired_comparison, stage_cost_table, summary_table, weight_sensitivity
 
-__all__ = ["METRICS", "read_notebook"]
+__all__ = ["FIGURES", "METRICS", "figure", "llm_cost", "read_notebook", "wide"]
 
 METRICS = ("success", "ps", "ts", "as_per_robot", "cc")
 DECENTRALIZED = ("DynaHMRC", "CoELA")
+#: The framework and the LLM-style baselines (the search baselines have their own section).
+LLM_STYLE = ("DynaHMRC", "CoELA", "COHERENT")
+SETTINGS = ("Static", "CTO", "IRZ", "ANC", "REC")
+_RENAME = {"method_label": "method", "level": "difficulty", "setting": "setting", "n": "episodes",
+           "n_types": "robot types", "ablation_label": "condition", "success_mean": "success",
+           "ps_mean": "partial success", "ts_mean": "temporal steps", "as_per_robot_mean": "action steps / robot",
+           "cc_mean": "communications / robot"}
+_CI = "mean [95% bootstrap interval]"
+
+
+def _metric_style(caption: str, **kw: Any) -> TableStyle:
+    """A summary table's style: each metric's mean and interval in one cell, rates in %."""
+    return TableStyle(rates=("success_mean", "ps_mean"), rename=_RENAME, caption=caption,
+                      intervals={f"{m}_mean": (f"{m}_low", f"{m}_high") for m in METRICS}, **kw)
+
+
+def wide(t: pd.DataFrame, index: list[str], column: str, metrics: list[str]) -> pd.DataFrame:
+    """``t`` with one column per value of ``column`` (and metric): ``"<value>"`` (or
+    ``"<value> <metric>"`` with several metrics) and, where ``t`` has them, its ``_low``/``_high``
+    bounds, so that :func:`~collablab.analysis.present.present` merges each interval into its cell."""
+    out = t[index].drop_duplicates().reset_index(drop=True)
+    for m in metrics:
+        mean = f"{m}_mean" if f"{m}_mean" in t.columns else m
+        for v in dict.fromkeys(t[column]):
+            name = str(v) if len(metrics) == 1 else f"{v} {F.NAMES.get(m, m)}"
+            part = t[t[column] == v]
+            cols = {mean: name, **{f"{m}_{b}": f"{name}_{b}" for b in ("low", "high") if f"{m}_{b}" in t.columns}}
+            out = out.merge(part[index + list(cols)].rename(columns=cols), on=index, how="left")
+    return out
+
+
+def _styles(R: Report) -> dict[str, TableStyle]:
+    pct = [c for c in R.tables.get("centralized_wide", pd.DataFrame()).columns
+           if c.endswith(("success rate", "partial success"))]
+    return {
+        "by_difficulty": _metric_style(f"Static tasks by method and difficulty: {_CI}; success and partial success "
+                                       "in %."),
+        "by_composition_wide": TableStyle(
+            rates=LLM_STYLE, caption=f"Success rate by team (rows) and method (columns), static tasks, {_CI}; "
+                                     "every method and metric in tables/by_composition.csv."),
+        "dynamic": _metric_style(f"Medium tasks under each variation (changed at step T): {_CI}."),
+        "centralized_wide": TableStyle(rates=pct, rename={"n_types": "robot types"},
+                                       caption=f"Decentralized DynaHMRC and centralized COHERENT: {_CI}."),
+        "coordination_wide": TableStyle(caption="Redundant and conflicting actions per episode (means), by setting "
+                                                "and method; invalid actions in tables/coordination.csv."),
+        "search_by_types": _metric_style(f"Search baselines by the number of robot types: {_CI}; search robots "
+                                         "do not communicate.", drop=("cc_mean", "cc_low", "cc_high")),
+        "ablation_overall": _metric_style(f"DynaHMRC and its ablations over the ablated static tasks and every "
+                                          f"variation: {_CI}."),
+        "ablation_wide": TableStyle(rates=list(SETTINGS), rename={"ablation_label": "condition"},
+                                    caption=f"Success rate of each ablation by setting: {_CI}."),
+        "election": TableStyle(rates=("first_round", "within_two", "referee"), drop=("row",),
+                               rename={"first_round": "first round", "within_two": "within two rounds",
+                                       "referee": "referee decides", "n": "elections"}),
+        "leaders": TableStyle(rates=ROBOT_TYPES, caption="Share of elections each leader type won, by team."),
+        "paired": TableStyle(drop=("a", "b", "difference", "mean_a", "mean_b", "p_floor", "n_unmatched"),
+                             intervals={"mean_diff": ("ci_low", "ci_high")},
+                             rename={"mean_diff": "DynaHMRC − CoELA", "p_value": "p (paired t)",
+                                     "n_pairs": "paired tasks"},
+                             caption="DynaHMRC minus CoELA on tasks matched by task and run: mean difference "
+                                     "[95% paired bootstrap interval]; success and partial success as fractions; "
+                                     "both means in the CSV."),
+        "weight_sensitivity": TableStyle(rates=("pairwise_acc",), rename={
+            "rho_D_PS": "ρ(D, PS)", "rho_D_TS": "ρ(D, TS)", "rho_D_H": "ρ(D, hardness)",
+            "pairwise_acc": "pairs ordered", "label_changes": "labels changed"},
+            caption="Difficulty score D = αL + βN + γY against empirical hardness (Spearman ρ), Pack Objects "
+                    "tasks, α = γ = (1 − β)/2; the paper's weights are (0.4, 0.2, 0.4)."),
+        "llm_cost": TableStyle(drop=tuple(f"calls_{s}" for s in ("SD", "TALB", "LE", "HMRC", "GD", "LP")),
+                               rename={"method_label": "method", "n": "episodes"},
+                               caption="Mean calls and tokens per episode, tokens per call by stage."),
+    }
 
 
 def _means(e: pd.DataFrame, by: list[str], n_resamples: int) -> pd.DataFrame:
-    t = summary_table(e, by, metrics=METRICS, n_resamples=n_resamples)
-    return t.round(4)
+    return summary_table(e, by, metrics=METRICS, n_resamples=n_resamples).round(4)
 
 
 def _order(t: pd.DataFrame, col: str, order: tuple[str, ...] | list[str]) -> pd.DataFrame:
@@ -39,39 +114,46 @@ def _order(t: pd.DataFrame, col: str, order: tuple[str, ...] | list[str]) -> pd.
     return t.reset_index(drop=True)
 
 
-def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapping[str, Any]) -> Report:
-    """Every table and finding of notebook 06 from its run."""
+def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapping[str, Any],
+                  run_dir: str | Path | None = None) -> Report:
+    """Every table, display style, finding and headline of notebook 06 from its run (``run_dir``:
+    the run folder, where each displayed table's full CSV goes)."""
     e = episode_frame(episodes)
     backend = ", ".join(sorted(set(e["backend"])))
-    R = Report(backend, len(e))
+    R = Report(backend, len(e), run_dir=run_dir)
     nr = int(P.get("n_resamples", 10_000))
     static = e[(e["setting"] == "Static") & (e["ablation_label"] == "full")]
     dyn = e[(e["setting"] != "Static") & (e["ablation_label"] == "full")]
     R.tables["by_difficulty"] = _order(_means(static, ["method_label", "level"], nr), "level", LEVELS)
     R.tables["by_composition"] = _order(_means(static, ["method_label", "team"], nr), "team", COMPOSITIONS)
+    llm_style = R.tables["by_composition"][R.tables["by_composition"]["method_label"].isin(LLM_STYLE)]
+    R.tables["by_composition_wide"] = wide(llm_style, ["team"], "method_label", ["success"])
     R.tables["by_kind"] = _means(static, ["method_label", "kind", "level"], nr)
     R.tables["dynamic"] = _means(dyn[~dyn["method"].str.contains("mcts")], ["method_label", "setting"], nr)
     cen = e[(e["ablation_label"] == "full") & e["method"].isin(["dynahmrc", "coherent"])]
-    R.tables["centralized"] = _means(cen, ["method_label", "n_types", "setting"], nr)
+    R.tables["centralized"] = _order(_means(cen, ["method_label", "n_types", "setting"], nr), "setting", SETTINGS)
+    R.tables["centralized_wide"] = wide(R.tables["centralized"], ["n_types", "setting"], "method_label",
+                                        ["success", "ps"])
     levels = list(P.get("ablation_levels", ["medium"]))
     abl = e[(e["method"] == "dynahmrc") & (e["level"].isin(levels) | (e["setting"] != "Static"))]
-    R.tables["ablation"] = _means(abl, ["ablation_label", "setting"], nr)
+    R.tables["ablation"] = _order(_means(abl, ["ablation_label", "setting"], nr), "setting", SETTINGS)
     R.tables["ablation_overall"] = _means(abl, ["ablation_label"], nr).sort_values("success_mean").reset_index(drop=True)
+    R.tables["ablation_wide"] = wide(R.tables["ablation"], ["ablation_label"], "setting", ["success"])
     search = e[e["method"].str.contains("mcts")]
     if len(search):
         R.tables["search"] = _order(_means(search, ["method_label", "team"], nr), "team", COMPOSITIONS)
         R.tables["search_by_types"] = _means(search, ["method_label", "n_types"], nr)
-    elect = e[(e["method"] == "dynahmrc") & (e["ablation_label"].isin(["full", "50% random votes"]))
-              & (e["election_rounds"] > 0)]
+    elect = e[(e["method"] == "dynahmrc") & (e["ablation_label"] == "full") & (e["election_rounds"] > 0)]
     if len(elect):
-        es = election_summary(elect[elect["ablation_label"] == "full"])
-        R.tables["election"] = pd.DataFrame([{"first_round": es.first_round, "within_two": es.within_two,
-                                              "referee": es.referee}])
+        es = election_summary(elect)
+        R.tables["election"] = pd.DataFrame([{"row": 0, "n": es.n, "first_round": es.first_round,
+                                              "within_two": es.within_two, "referee": es.referee}])
         R.tables["leaders"] = es.leader_shares.round(3)
     coord = e[(e["ablation_label"] == "full") & ~e["method"].str.contains("mcts")]
-    R.tables["coordination"] = coord.groupby(["method_label", "setting"])[["redundant", "conflicting",
-                                                                            "invalid_actions"]].mean().round(3) \
-        .reset_index()
+    R.tables["coordination"] = _order(coord.groupby(["method_label", "setting"])[
+        ["redundant", "conflicting", "invalid_actions"]].mean().round(3).reset_index(), "setting", SETTINGS)
+    R.tables["coordination_wide"] = wide(R.tables["coordination"], ["setting"], "method_label",
+                                         ["redundant", "conflicting"])
     R.tables["llm_cost"] = stage_cost_table(coord, ["method_label", "setting"]).round(2)
     pairs = []
     for setting, part in (("Static", static), ("Dynamic", dyn)):
@@ -79,7 +161,8 @@ def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapping[str, A
         if part["method_label"].nunique() == 2:
             t = paired_comparison(part, method_col="method_label", a="CoELA", b="DynaHMRC",
                                   pair_on=["task", "variation", "run"], metrics=METRICS, n_resamples=nr)
-            pairs.append(t.assign(setting=setting))
+            t = t.assign(setting=setting, metric=t["metric"].map(F.NAMES), p_floor=t["p_value"].clip(lower=0.001))
+            pairs.append(t[["setting", *[c for c in t.columns if c != "setting"]]])
     if pairs:
         R.tables["paired"] = pd.concat(pairs, ignore_index=True)
     pack = static[(static["method"] == "dynahmrc") & (static["kind"] == "pack")]
@@ -91,102 +174,98 @@ def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapping[str, A
     for name, t in R.tables.items():
         if "backend" not in t.columns:
             R.tables[name] = t.assign(backend=backend)
+    R.styles = _styles(R)
+    if run_dir is not None:  # the long tables the compact views come from
+        for name in ("by_composition", "coordination", "ablation", "centralized", "by_kind"):
+            path = Path(run_dir) / "tables" / f"{name}.csv"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            R.tables[name].to_csv(path, index=False)
     return R
 
 
-def _f(R: Report, claim: str, parts: list[Any], shown: bool | None) -> Finding:
-    """A finding from text pieces and quotes (a quote prints its own text)."""
-    quotes = tuple(p for p in parts if not isinstance(p, str))
-    text = "".join(p if isinstance(p, str) else p.text for p in parts)
-    return Finding(claim, lead(R.backend, text), shown, quotes)
-
-
-PCT = "{:.1%}"
+def _offline(R: Report) -> bool:
+    return {b.split(":")[0].strip() for b in R.backend.split(",")} <= OFFLINE_BACKENDS
 
 
 def _findings(R: Report) -> None:
+    """Every section's findings (:mod:`.findings`), the headline's three to five and the limits."""
+    b = R.backend
     t = R.tables["by_difficulty"]
-    static = []
-    for m in dict.fromkeys(t["method_label"]):
-        q = {lv: quote(t, "by_difficulty", {"method_label": m, "level": lv}, "success_mean", PCT) for lv in LEVELS}
-        if all(q.values()):
-            falls = q["easy"].value > q["medium"].value > q["hard"].value
-            static.append(_f(R, "SUCC falls as difficulty grows (fig:robodiff)",
-                             [f"{m}: SUCC {'falls' if falls else 'does not fall monotonically'} with difficulty "
-                              "(easy ", q["easy"], ", medium ", q["medium"], ", hard ", q["hard"], ")"
-                              + ("." if falls else f"; the {R.backend} backend does not show the paper's steady fall.")],
-                             falls))
-    R.sections["static"] = static
+    R.sections["static"] = [f for m in ("DynaHMRC", "CoELA", "COHERENT") if (f := F.difficulty_fall(t, m, b))]
+    R.sections["dynamic"] = [f for s in SETTINGS[1:] if (f := F.dynamic_gap(R.tables["dynamic"], s, b))]
+    R.sections["centralized"] = [f for f in [F.centralized_gap(R.tables["centralized"], b)] if f]
+    s = R.tables.get("search_by_types")
+    R.sections["search"] = [] if s is None else [
+        f for m in dict.fromkeys(s["method_label"]) if (f := F.search_team_size(s, m, b))]
     a = R.tables["ablation_overall"]
-    abl = []
-    if "full" in set(a["ablation_label"]) and len(a) > 1:
-        full = float(a.loc[a["ablation_label"] == "full", "success_mean"].iloc[0])
-        d = a.assign(drop=full - a["success_mean"])
-        R.tables["ablation_drop"] = d[["ablation_label", "success_mean", "drop"]].reset_index(drop=True)
-        rest = d[d["ablation_label"] != "full"]
-        worst = str(rest.loc[rest["drop"].idxmax(), "ablation_label"])
-        qf = quote(R.tables["ablation_drop"], "ablation_drop", {"ablation_label": "full"}, "success_mean", PCT)
-        qw = quote(R.tables["ablation_drop"], "ablation_drop", {"ablation_label": worst}, "success_mean", PCT)
-        abl.append(_f(R, "removing feedback lowers SUCC the most (tab:ablation)",
-                      ["the largest SUCC drop from the full framework (", qf, f") is {worst} (", qw, ")."],
-                      worst == "w/o feedback"))
-        for label in ("w/o history", "w/o leader", "w/o reflection"):
-            q = quote(R.tables["ablation_drop"], "ablation_drop", {"ablation_label": label}, "success_mean", PCT)
-            if q is None:
-                continue
-            lower = q.value < qf.value
-            abl.append(_f(R, f"{label} lowers SUCC (tab:ablation)",
-                          [f"{label}: SUCC ", q, " against ", qf, " for the full framework"
-                           + ("." if lower else f"; the {R.backend} backend does not show the paper's drop.")],
-                          lower))
-        t = R.tables["ablation_overall"]
-        qa = quote(t, "ablation_overall", {"ablation_label": "full"}, "as_per_robot_mean", "{:.1f}")
-        qn = quote(t, "ablation_overall", {"ablation_label": "w/o leader"}, "as_per_robot_mean", "{:.1f}")
-        if qa is not None and qn is not None:
-            fewer = qa.value < qn.value
-            abl.append(_f(R, "the leader reduces action steps (tab:ablation)",
-                          ["with the leader each robot takes ", qa, " action steps (AS) against ", qn, " without"
-                           + ("." if fewer else f"; the {R.backend} backend does not show the paper's saving.")],
-                          fewer))
-    R.sections["ablation"] = abl
-    search = []
-    if "search_by_types" in R.tables:
-        s = R.tables["search_by_types"]
-        for m in dict.fromkeys(s["method_label"]):
-            part = s[s["method_label"] == m].sort_values("n_types")
-            qs = [quote(s, "search_by_types", {"method_label": m, "n_types": n}, "success_mean", PCT)
-                  for n in part["n_types"]]
-            v = [q.value for q in qs]
-            falls = len(v) > 1 and v[0] > v[-1]
-            steady = falls and all(x >= y for x, y in zip(v, v[1:]))
-            word = "falls steadily" if steady else "falls" if falls else "does not fall"
-            pieces: list[Any] = [f"{m}: SUCC {word} from the smallest to the largest team ("]
-            for k, (n, q) in enumerate(zip(part["n_types"], qs)):
-                pieces += [("" if k == 0 else ", ") + f"{int(n)} types ", q]
-            tail = "." if falls else f"; the {R.backend} backend does not show the paper's fall."
-            search.append(_f(R, "search success falls as the team grows (fig:robocomb)", pieces + [")" + tail], falls))
-    R.sections["search"] = search
-    paired = []
-    if "paired" in R.tables:
-        p = R.tables["paired"]
-        for r in p.itertuples():
-            where = {"setting": r.setting, "metric": r.metric}
-            qd = quote(p, "paired", where, "mean_diff", "{:+.3f}")
-            qp = quote(p, "paired", where, "p_value", "{:.3f}")
-            if qd is None or qp is None:
-                continue
-            paired.append(_f(R, "DynaHMRC differs from CoELA (tab:statistical_comparison)",
-                             [f"{r.setting}: DynaHMRC minus CoELA on {r.metric}: ", qd, " (paired t-test p = ", qp,
-                              ")."], None))
-    R.sections["paired"] = paired
-    election = []
-    if "election" in R.tables:
-        el = R.tables["election"].assign(row=0)
-        R.tables["election"] = el
-        q1 = quote(el, "election", {"row": 0}, "first_round", PCT)
-        q2 = quote(el, "election", {"row": 0}, "within_two", PCT)
-        q3 = quote(el, "election", {"row": 0}, "referee", PCT)
-        election.append(_f(R, "most elections end in the first round (lab:leader_vote)",
-                           [q1, " of elections end in the first round, ", q2, " within two, ", q3,
-                            " go to the referee."], None))
-    R.sections["election"] = election
+    R.sections["ablation"] = F.ablation_drops(a, b) + [f for f in [F.leader_saves_steps(a, b)] if f]
+    R.sections["election"] = [f for f in [F.election_first_round(R.tables["election"])] if f] \
+        if "election" in R.tables else []
+    p = R.tables.get("paired")
+    R.sections["paired"] = [] if p is None else [
+        f for setting in dict.fromkeys(p["setting"]) for m in METRICS if (f := F.paired_effect(p, setting, m, b))]
+    R.headlines = _headlines(R)
+    R.limits = F.limits(b, _offline(R), "search_by_types" in R.tables)
+
+
+def _headlines(R: Report) -> list[Finding]:
+    """The run's main findings: DynaHMRC against CoELA (static and dynamic success), DynaHMRC's
+    success by difficulty, the largest ablation, and MCTS by team size (three to five of them)."""
+    picks: list[Finding | None] = []
+    for setting in ("Static", "Dynamic"):
+        picks.append(next((f for f in R.sections["paired"] if f.text.startswith(f"{setting} tasks")
+                           and "success rate" in f.text), None))
+    picks.append(next((f for f in R.sections["static"] if f.text.startswith("DynaHMRC")), None))
+    picks.append(next(iter(R.sections["ablation"]), None))
+    picks.append(next((f for f in R.sections["search"] if f.text.startswith("MCTS's")), None))
+    found = [f for f in picks if f is not None]
+    if len(found) < 3:
+        found += [f for f in R.findings() if f not in found][:3 - len(found)]
+    return found[:5]
+
+
+#: The figures :func:`figure` draws, by name.
+FIGURES = ("difficulty", "composition", "dynamic", "centralized", "coordination", "search", "ablation", "leaders",
+           "paired")
+
+
+def figure(R: Report, name: str) -> Figure | None:
+    """Figure ``name`` (:data:`FIGURES`) of the run, or None when its table is missing."""
+    T, b = R.tables, R.backend
+    if name == "difficulty":
+        return plots.metric_panels(T["by_difficulty"], "level", LEVELS, backend=b, xlabel="difficulty",
+                                   title="Static tasks by difficulty, mean and 95% interval (paper Fig. 5)")
+    if name == "composition":
+        return plots.metric_panels(T["by_composition"], "team", COMPOSITIONS, backend=b, cols=3,
+                                   title="Static tasks by team composition, mean and 95% interval (paper Fig. 6)")
+    if name == "dynamic":
+        return plots.metric_panels(T["dynamic"], "setting", SETTINGS[1:], backend=b, xlabel="variation",
+                                   title="Dynamic variations at medium difficulty, mean and 95% interval (paper Fig. 7)")
+    if name == "centralized":
+        return plots.centralized_plot(T["centralized"], SETTINGS, backend=b,
+                                      title="Decentralized DynaHMRC and centralized COHERENT by team size")
+    if name == "coordination":
+        return plots.coordination_plot(T["coordination"], backend=b, title="Coordination failures per episode")
+    if name == "search" and "search_by_types" in T:
+        return plots.search_plot(T["search_by_types"], backend=b, title="Search baselines by team size")
+    if name == "ablation":
+        return plots.ablation_plot(T["ablation_overall"], backend=b,
+                                   title="Ablations of DynaHMRC (shaded: the full framework's interval)")
+    if name == "leaders" and "leaders" in T:
+        return plots.leader_plot(T["leaders"].reset_index(), backend=b, title="Elected leader by team")
+    if name == "paired" and "paired" in T:
+        return plots.paired_plot(T["paired"], backend=b, title="DynaHMRC minus CoELA on matched tasks, 95% interval")
+    if name not in FIGURES:
+        raise KeyError(f"figure: {name!r} not allowed; allowed: {', '.join(FIGURES)}")
+    return None
+
+
+def llm_cost(R: Report) -> Any:
+    """The LLM cost table (appendix token comparison) on a model backend; offline one sentence
+    saying why there is none (the rule-based robots send no prompt, so there are no tokens)."""
+    if _offline(R):
+        from IPython.display import Markdown
+
+        return Markdown("The paper's LLM cost table (calls and tokens per stage) is left out: offline the "
+                        "robots follow rules and send no prompt, so there are no tokens to count.")
+    return R.table("llm_cost")

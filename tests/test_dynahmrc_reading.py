@@ -1,0 +1,132 @@
+"""Notebook 06 reads as a results section (issue 24): DynaHMRC's findings follow the documented
+rule for ``shown`` (:mod:`collablab.studies.dynahmrc.findings`), quote their cells, name no backend
+up front, keep to one sentence of at most 300 characters, and the compact views merge each mean
+with its interval."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+from test_findings import check_consistent
+
+from collablab.analysis.findings import MAX_SENTENCE, Finding, backend_of
+from collablab.analysis.present import TableStyle, present
+from collablab.studies.dynahmrc import findings as F
+from collablab.studies.dynahmrc import report as RP
+
+B = "heuristic"
+
+
+def consistent(f: Finding, tables: dict[str, pd.DataFrame]) -> None:
+    """The shared check (every quote is its cell, every decimal quoted, a 'not shown' sentence names
+    the backend) on the sentence as written for people: no backend label in front (the shared check
+    still expects one, so it is added here), one sentence, at most 300 characters."""
+    backend = backend_of(*tables.values())
+    assert not f.text.startswith("**"), f.text
+    assert len(f.text) <= MAX_SENTENCE, (len(f.text), f.text)
+    assert f.text.count(". ") == 0, f.text
+    check_consistent(dataclasses.replace(f, text=f"**{backend}**: {f.text}"), tables)
+
+
+def _summary(rows: list[dict], metrics=("success",)) -> pd.DataFrame:
+    out = []
+    for r in rows:
+        row = {k: v for k, v in r.items() if k not in ("mean", "low", "high")}
+        for m in metrics:
+            row.update({f"{m}_mean": r["mean"], f"{m}_low": r["low"], f"{m}_high": r["high"]})
+        out.append({**row, "backend": B})
+    return pd.DataFrame(out)
+
+
+def test_beyond_is_the_documented_rule():
+    assert F.beyond(0.8, 0.5, 0.4, 0.6, 1) is True
+    assert F.beyond(0.55, 0.5, 0.4, 0.6, 1) is None  # inside the other interval: too close to tell
+    assert F.beyond(0.5, 0.5, 0.4, 0.6, 1) is False
+    assert F.beyond(10.0, 15.0, 14.0, 16.0, -1) is True
+    assert F.beyond(16.0, 15.0, 14.0, 16.0, -1) is False
+
+
+def _difficulty(values, n=36, method="DynaHMRC"):
+    return _summary([{"method_label": method, "level": lv, "n": n, "mean": v, "low": v - 0.1, "high": v + 0.1}
+                     for lv, v in zip(("easy", "medium", "hard"), values)])
+
+
+def test_difficulty_fall_three_wordings():
+    t = _difficulty([1.0, 0.7, 0.5])
+    f = F.difficulty_fall(t, "DynaHMRC", B)
+    consistent(f, {"by_difficulty": t})
+    assert f.shown is True and "falls from 100.0% on easy tasks" in f.text and "[40.0%, 60.0%]" in f.text
+    t = _difficulty([1.0, 0.3, 0.5])
+    f = F.difficulty_fall(t, "DynaHMRC", B)
+    consistent(f, {"by_difficulty": t})
+    assert f.shown is False and "does not fall steadily" in f.text
+    t = _difficulty([1.0, 0.7, 0.5], n=3)
+    f = F.difficulty_fall(t, "DynaHMRC", B)
+    consistent(f, {"by_difficulty": t})
+    assert f.shown is None and "too few" in f.text
+
+
+def _paired(diff, low, high, p, n=50, metric="success"):
+    t = pd.DataFrame([{"setting": "Static", "metric": F.NAMES[metric], "mean_diff": diff, "ci_low": low,
+                       "ci_high": high, "p_value": p, "p_floor": max(p, 0.001), "n_pairs": n, "backend": B}])
+    return t
+
+
+def test_paired_effect_uses_verdict_and_prints_small_p():
+    t = _paired(0.157, 0.093, 0.231, 5.8e-5)
+    f = F.paired_effect(t, "Static", "success", B)
+    consistent(f, {"paired": t})
+    assert f.shown is True and "+15.7% [+9.3%, +23.1%]" in f.text and "p <0.001" in f.text
+    assert "success rate" in f.text and "success:" not in f.text
+    t = _paired(-2.4, -3.7, -1.1, 0.02, metric="ts")
+    f = F.paired_effect(t, "Static", "ts", B)
+    consistent(f, {"paired": t})
+    assert f.shown is True and "temporal steps: -2.40 [-3.70, -1.10]" in f.text and "p = 0.020" in f.text
+    t = _paired(-0.1, -0.2, -0.05, 0.01)  # the wrong side
+    f = F.paired_effect(t, "Static", "success", B)
+    consistent(f, {"paired": t})
+    assert f.shown is False
+    t = _paired(0.05, -0.02, 0.1, 0.3, n=4)
+    f = F.paired_effect(t, "Static", "success", B)
+    consistent(f, {"paired": t})
+    assert f.shown is None and "too few" in f.text
+
+
+def _ablation(values: dict[str, float], n=168):
+    return _summary([{"ablation_label": k, "n": n, "mean": v, "low": v - 0.07, "high": v + 0.07}
+                     for k, v in values.items()], metrics=("success", "as_per_robot"))
+
+
+def test_ablation_drops_follow_the_rule():
+    t = _ablation({"full": 0.58, "w/o feedback": 0.17, "w/o history": 0.26, "w/o leader": 0.57,
+                   "w/o reflection": 0.62})
+    fs = F.ablation_drops(t, B)
+    for f in fs:
+        consistent(f, {"ablation_overall": t})
+    assert fs[0].shown is True and fs[0].text.startswith("Removing feedback lowers the success rate the most")
+    by = {f.claim.split(" lowers")[0]: f.shown for f in fs[1:]}
+    assert by == {"without history": True, "without the leader": None, "without reflection": False}
+    t = _ablation({"full": 0.58, "w/o feedback": 0.17, "w/o history": 0.1}, n=4)
+    assert all(f.shown is None for f in F.ablation_drops(t, B))
+
+
+def test_search_team_size_says_too_few_for_small_cells():
+    t = _summary([{"method_label": "MCTS", "n_types": k, "n": n, "mean": v, "low": v - 0.2, "high": min(1, v + 0.2)}
+                  for k, n, v in ((2, 12, 0.917), (3, 18, 0.722), (4, 6, 0.667))])
+    f = F.search_team_size(t, "MCTS", B)
+    consistent(f, {"search_by_types": t})
+    assert f.shown is None and "only 6 episodes" in f.text
+    t = t.assign(n=20)
+    f = F.search_team_size(t, "MCTS", B)
+    consistent(f, {"search_by_types": t})
+    assert f.shown is True and "falls as the team grows" in f.text
+
+
+def test_wide_views_merge_intervals_into_one_cell(tmp_path):
+    t = _summary([{"method_label": m, "team": team, "n": 18, "mean": v, "low": v - 0.2, "high": v + 0.2}
+                  for m in ("DynaHMRC", "CoELA", "COHERENT") for team, v in (("Ma-MoMa", 0.5), ("Ma-UAV", 0.6))])
+    w = RP.wide(t, ["team"], "method_label", ["success"])
+    d = present(w, "w", TableStyle(rates=("DynaHMRC", "CoELA", "COHERENT")), tmp_path)
+    assert list(d.frame.columns) == ["team", "DynaHMRC", "CoELA", "COHERENT"]
+    assert d.frame.iloc[0, 1] == "50% [30, 70]" and (tmp_path / "tables" / "w.csv").exists()
