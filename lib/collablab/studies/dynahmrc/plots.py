@@ -40,6 +40,12 @@ def _title(fig: Figure, title: str, backend: Any) -> None:
     fig.suptitle(f"{title}\n{backend_title(backend)}", x=0.01, ha="left", fontsize=11, fontweight="bold")
 
 
+def _legend(fig: Figure, ax: Any) -> None:
+    """One legend for the figure, under the panels (never over the data)."""
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=max(len(labels), 1), fontsize=9)
+
+
 def _color(method: str) -> str:
     return COLORS.get(method, "0.4")
 
@@ -58,7 +64,8 @@ def metric_panels(t: pd.DataFrame, x: str, order: Sequence[Any], *, backend: Any
     methods = [m for m in (methods or COLORS) if m in set(t["method_label"])] or list(dict.fromkeys(t["method_label"]))
     order = [v for v in order if v in set(t[x])]
     rows = -(-len(_PANELS) // cols)
-    fig, axes = _figure(2.2 * cols, 2.9 * rows + 0.9, rows, cols)
+    long = max(len(str(v)) for v in order) > 8
+    fig, axes = _figure(11.0 if long else 2.2 * cols, (3.4 if long else 2.9) * rows + 0.9, rows, cols)
     width = 0.8 / max(len(methods), 1)
     xs = np.arange(len(order))
     for ax, (metric, label, scale) in zip(axes, _PANELS):
@@ -67,16 +74,15 @@ def metric_panels(t: pd.DataFrame, x: str, order: Sequence[Any], *, backend: Any
             _errbar(ax, xs + (k - (len(methods) - 1) / 2) * width, part[f"{metric}_mean"] * scale,
                     part[f"{metric}_low"] * scale, part[f"{metric}_high"] * scale, color=_color(m), label=m)
         ax.set_xticks(xs)
-        ax.set_xticklabels([str(v) for v in order], rotation=30 if len(order) > 4 else 0,
-                           ha="right" if len(order) > 4 else "center")
+        ax.set_xticklabels([str(v) for v in order], rotation=35 if long else 0, ha="right" if long else "center",
+                           rotation_mode="anchor")
         ax.set_title(label, fontsize=10)
         ax.set_xlabel(xlabel)
         if scale == 100.0:
             ax.set_ylim(-5, 105)
     for ax in axes[len(_PANELS):]:
         ax.set_axis_off()
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=len(methods), fontsize=9)
+    _legend(fig, axes[0])
     _title(fig, title, backend)
     return fig
 
@@ -96,7 +102,7 @@ def search_plot(t: pd.DataFrame, *, backend: Any, title: str) -> Figure:
         ax.set_xlabel("robot types in the team")
         ax.set_title(label, fontsize=10)
         ax.set_ylim(-5, 105)
-    axes[0].legend(fontsize=9, loc="lower left")
+    _legend(fig, axes[0])
     _title(fig, title, backend)
     return fig
 
@@ -159,7 +165,7 @@ def centralized_plot(t: pd.DataFrame, settings: Sequence[str], *, backend: Any, 
         ax.set_xlabel("robot types")
         ax.set_ylim(-5, 105)
     axes[0].set_ylabel("success rate (%)")
-    axes[0].legend(fontsize=9, loc="lower left")
+    _legend(fig, axes[0])
     _title(fig, title, backend)
     return fig
 

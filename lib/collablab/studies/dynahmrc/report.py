@@ -84,9 +84,10 @@ def _styles(R: Report) -> dict[str, TableStyle]:
         "election": TableStyle(rates=("first_round", "within_two", "referee"), drop=("row",),
                                rename={"first_round": "first round", "within_two": "within two rounds",
                                        "referee": "referee decides", "n": "elections"}),
-        "leaders": TableStyle(rates=ROBOT_TYPES, caption="Share of elections each leader type won, by team."),
+        "leaders": TableStyle(rates=ROBOT_TYPES, labels=("team",),
+                              caption="Share of elections each leader type won, by team."),
         "paired": TableStyle(drop=("a", "b", "difference", "mean_a", "mean_b", "p_floor", "n_unmatched"),
-                             intervals={"mean_diff": ("ci_low", "ci_high")},
+                             intervals={"mean_diff": ("ci_low", "ci_high")}, labels=("setting", "metric"),
                              rename={"mean_diff": "DynaHMRC − CoELA", "p_value": "p (paired t)",
                                      "n_pairs": "paired tasks"},
                              caption="DynaHMRC minus CoELA on tasks matched by task and run: mean difference "
