@@ -8,7 +8,7 @@ Registered for the run grid as study ``mecobench`` (``fn = collablab.studies.mec
 from ...runs import notebook_parameters as parameters
 from .conformance import conformance_cases, is_invalid, is_truncated, sabotage, usable_reply
 from .episode import DEFAULT_BUDGET, EpisodeConfig, check_config, default_budget, init_rooms, make_world, run_episode
-from . import findings
+from . import findings, plots
 from .experiments import (behaviours_specs, collaboration_specs, modes_specs, priors_specs, read_notebook,
                           run_notebook)
 from .grids import FN, MAX_TEAM, backend_of, check_team_sizes, grid, run, task_ids, team_spec
@@ -35,9 +35,7 @@ from .tables import (
                    fitted_trends,
                    message_examples,
                    metric_table,
-                   objects_plot,
                    same_team,
-                   table3,
                    table8,
                    table9,
                    table10,
@@ -56,6 +54,6 @@ __all__ = ["DEFAULTS", "DEFAULT_BUDGET", "FN", "MAX_TEAM", "METRIC_COLUMNS", "PO
            "metric_table", "resolve", "run", "sabotage", "run_episode", "run_spec", "summary", "task_from_record", "task_of",
            "task_ids", "tasks_of", "team_spec", "validate", "endpoints", "wide",
            "behaviours_specs", "collaboration_specs", "modes_specs", "priors_specs", "run_notebook", "parameters",
-           "findings", "default_budget", "read_notebook", "load_task_file", "TaskFile", "HandoverLink", "table11",
-           "message_examples", "objects_plot", "same_team", "table3", "table8", "table9", "table10", "team_column",
+           "findings", "plots", "default_budget", "read_notebook", "load_task_file", "TaskFile", "HandoverLink", "table11",
+           "message_examples", "same_team", "table8", "table9", "table10", "team_column",
            "with_pairs"]

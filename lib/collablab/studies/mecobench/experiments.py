@@ -25,6 +25,7 @@ from . import tables as T
 from .episode import default_budget
 from .grids import check_team_sizes, grid, run, team_spec
 from .spec import DEFAULTS, endpoints, resolve, task_of
+from .styles import styles
 from .suite import suite_plan
 from .tasks import PRIORS, TaskError
 
@@ -180,11 +181,53 @@ def _report(episodes: pd.DataFrame) -> F.Report:
     return F.Report(F.backend_of(episodes), len(episodes))
 
 
-def collaboration_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params) -> F.Report:
-    """Notebook 01: Tables 8, 9 (long), 11 and the object-count trends (Figs. 7b, 36)."""
+def _headlines(R: F.Report, picks: list[F.Finding]) -> list[F.Finding]:
+    """Three to five headline findings: ``picks`` that quote numbers first, then the rest."""
+    checked = [f for f in picks if f.quotes]
+    others = [f for f in R.findings() if f.quotes and f not in checked]
+    return (checked + others)[:5] if len(checked) >= 3 else (checked + others + picks)[:max(3, len(checked))]
+
+
+def _short(claim: str) -> str:
+    return claim.split(": ", 1)[-1]
+
+
+def _limits(R: F.Report, episodes: pd.DataFrame, P: Params) -> list[str]:
+    """What the run does not show: its scale (cases per cell, the SR difference its intervals can
+    tell apart), the paper effects it does not show and how many findings have too few units."""
+    counts = [int(c) for t in R.tables.values() if "cases" in t.columns for c in t["cases"].dropna()]
+    out = []
+    if counts:
+        n = int(pd.Series(counts).median())
+        lo, hi = T.wilson(n / 2, n)
+        out.append(f"A typical cell holds {n} episodes ({P['n_tasks']} tasks per structure, {len(P['seeds'])} "
+                   f"seed{'s' if len(P['seeds']) > 1 else ''}), so two SRs near 0.5 must differ by about "
+                   f"{round(float(hi - lo) * 2 ** 0.5, 1)} to be told apart.")
+    no = [_short(f.claim) for f in R.findings() if f.shown is False]
+    if no:
+        out.append(f"It does not show {len(no)} of the paper's effects, e.g. that {no[0]}" +
+                   (f" and that {no[1]}" if len(no) > 1 else "") + ".")
+    few = sum(f.shown is None for f in R.findings())
+    if few:
+        out.append(f"For {few} finding{'s' if few > 1 else ''} it has too few units to tell (listed at the end).")
+    return out
+
+
+def _finish(R: F.Report, episodes: pd.DataFrame, P: Params, run_dir: Any, picks: list[F.Finding]) -> F.Report:
+    """Set the report's display styles, run folder, headline findings and limits."""
+    R.styles = styles(*R.tables)
+    R.run_dir = run_dir
+    R.headlines = _headlines(R, picks)
+    R.limits = _limits(R, episodes, P)
+    return R
+
+
+def collaboration_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, run_dir: Any = None) -> F.Report:
+    """Notebook 01: Tables 8, 9, 11 and the object-count trends (Figs. 7b, 36)."""
     R = _report(episodes)
     prior = P["prior"]
-    R.tables.update(table8=T.table8(episodes), scaling=T.scaling_table(episodes), table11=T.table11(episodes))
+    R.tables.update(table8=T.table8(episodes), scaling=T.scaling_table(episodes), table9=T.table9(episodes),
+                    table11=T.table11(episodes))
     R.tables["objects"] = pd.concat([T.objects_table(episodes, st, "broadcast", prior) for st in ("parallel", "sequential")],
                                     ignore_index=True)
     R.tables["trends"] = T.objects_trends(R.tables["objects"])
@@ -199,10 +242,12 @@ def collaboration_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params)
                              F.objects_robust(R.tables["trends"], par),
                              F.objects_decline(R.tables["trends"], {"structure": "sequential", "prior": prior},
                                                figure="Fig. 36")]
-    return R
+    s = R.sections
+    return _finish(R, episodes, P, run_dir, [s["table8"][0], s["scaling"][0], s["scaling"][1], s["table11"][0],
+                                             s["objects"][0]])
 
 
-def modes_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params) -> F.Report:
+def modes_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, run_dir: Any = None) -> F.Report:
     """Notebook 02: Table 12 / Fig. 8a (2 agents), leader scaling (Fig. 8b), shared memory (Figs.
     10, 31), mixed leader teams (Fig. 32) and false completions per protocol (Table 22)."""
     from ...analysis import failure_indicators
@@ -227,14 +272,16 @@ def modes_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params) -> F.Re
     mt = list(P["mixed_teams"])
     R.sections["mixed"] = ([F.mixed_leader(R.tables["mixed"], who, mt[0], mt[1], mt[2])] if len(mt) == 3 else [])
     R.sections["failures"] = [F.false_completions(R.tables["failures"], "protocol")]
-    return R
+    s = R.sections
+    return _finish(R, episodes, P, run_dir, [*s["modes"], s["leader_scaling"][0], s["memory"][0], *s["mixed"]])
 
 
-def priors_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params) -> F.Report:
-    """Notebook 03: budgets, Tables 13-16 (long), Table 3 and the no-location scaling and object
-    trends (Figs. 13, 34, 36)."""
+def priors_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, run_dir: Any = None) -> F.Report:
+    """Notebook 03: budgets, Tables 13-16 (long, and SR by prior and team size), Table 3 and the
+    no-location scaling and object trends (Figs. 13, 34, 36)."""
     R = _report(episodes)
     R.tables.update(priors=T.priors_table(episodes), scaling=T.scaling_table(episodes))
+    R.tables["priors_sr"] = T.wide(R.tables["priors"], "prior", "n_agents", label=lambda n: f"SR, {n} agent{'s' if n > 1 else ''}")
     t3 = T.table3_long(episodes)
     if t3 is not None:
         R.tables["table3"] = t3
@@ -251,10 +298,11 @@ def priors_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params) -> F.R
                                               figure="Fig. 13a, Table 15"),
                                  F.objects_decline(R.tables["trends"], nl, figure="Fig. 36"),
                                  F.objects_robust(R.tables["trends"], nl, figure="Fig. 34b")]
-    return R
+    key = [f for f in R.sections["priors"] if "no_location" in f.claim or "noisy priors" in f.claim]
+    return _finish(R, episodes, P, run_dir, [*key, R.sections["table3"][0], R.sections["no_location"][0]])
 
 
-def behaviours_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params) -> F.Report:
+def behaviours_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, run_dir: Any = None) -> F.Report:
     """Notebook 04: coordination queries (Table 18), correction (Tables 19-20), failure modes and
     self-correction by profile (§6.2, Table 22, Fig. 37), HFR by profile (Tables 11-12)."""
     from ...analysis import coord_query_table, correction_analysis, failure_indicators
@@ -275,15 +323,18 @@ def behaviours_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params) ->
                               F.false_completions_by_profile(R.tables["failures"], order),
                               F.handover_failures_by_profile(R.tables["profiles"], order),
                               F.self_correction_by_profile(R.tables["corrections"], order)]
-    return R
+    s = R.sections
+    return _finish(R, episodes, P, run_dir, [s["failures"][0], s["failures"][1], s["coord"][0], s["correction"][0],
+                                             s["failures"][4]])
 
 
 READERS = {"01_collaboration": collaboration_report, "02_modes": modes_report, "03_priors": priors_report,
            "04_behaviours": behaviours_report}
 
 
-def read_notebook(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Params) -> F.Report:
-    """Notebook ``name``'s result tables and the findings written from them (a :class:`.findings.Report`)."""
+def read_notebook(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, run_dir: Any = None) -> F.Report:
+    """Notebook ``name``'s result tables and the findings written from them (a :class:`.findings.Report`
+    with display styles, headline findings and limits; each displayed table's CSV goes to ``run_dir``)."""
     if name not in READERS:
         raise ValueError(f"name: {name!r} is not a MECoBench notebook; allowed: {', '.join(READERS)}")
-    return READERS[name](episodes, steps, P)
+    return READERS[name](episodes, steps, P, run_dir)

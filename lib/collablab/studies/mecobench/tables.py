@@ -5,7 +5,7 @@ records. Every table keeps a ``backend`` column so that what is said about it ca
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -13,16 +13,50 @@ import pandas as pd
 from . import metrics
 
 METRIC_COLUMNS = ["SR", "CR", "AUC", "DOL", "CAR", "HFR", "SpatialErr", "TokensPerStep"]
+#: Normal quantile of the 95% intervals.
+Z95 = 1.959963984540054
+
+
+def wilson(successes: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a binomial rate (95% by default); NaN bounds when ``n`` is 0. SR is
+    a share of cases (§3.2), so its cells carry this interval (``SR_low``, ``SR_high``)."""
+    if not n:
+        return float("nan"), float("nan")
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
+def rate_difference(a: tuple[float, float, float], b: tuple[float, float, float]) -> tuple[float, float, float]:
+    """``a - b`` of two rates given as (rate, Wilson low, Wilson high), with Newcombe's hybrid score
+    interval (method 10, from the two Wilson intervals; independent samples, so conservative for the
+    paired tasks of a MECoBench grid)."""
+    (p1, l1, u1), (p2, l2, u2) = a, b
+    d = p1 - p2
+    return d, d - float(np.hypot(p1 - l1, u2 - p2)), d + float(np.hypot(u1 - p1, p2 - l2))
+
+
+def _with_wilson(row: dict[str, Any], col: str = "SR", n: str = "cases") -> dict[str, Any]:
+    """``row`` with ``<col>_low``/``<col>_high`` (Wilson) right after ``col``."""
+    lo, hi = wilson(row[col] * row[n], row[n]) if row[n] and not pd.isna(row[col]) else (float("nan"),) * 2
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        out[k] = v
+        if k == col:
+            out[f"{col}_low"], out[f"{col}_high"] = lo, hi
+    return out
 
 
 def metric_table(episodes: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
-    """MECoBench metrics (§3.2) per group, with the number of cases and the backend."""
+    """MECoBench metrics (§3.2) per group, with the number of cases, SR's 95% Wilson interval
+    (``SR_low``, ``SR_high``) and the backend."""
     rows = []
     for key, g in episodes.groupby(list(by), sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
         s = metrics.summary(g.to_dict("records"))
-        rows.append({**dict(zip(by, key)), "cases": int(s.pop("n")), **s,
-                     "backend": ",".join(sorted(g["backend"].unique()))})
+        rows.append(_with_wilson({**dict(zip(by, key)), "cases": int(s.pop("n")), **s,
+                                  "backend": ",".join(sorted(g["backend"].unique()))}))
     return pd.DataFrame(rows)
 
 
@@ -31,19 +65,20 @@ def _backends(s: pd.Series) -> str:
 
 
 def by_objects(episodes: pd.DataFrame, by: str = "n_agents", groups: Sequence[str] = ()) -> pd.DataFrame:
-    """SR and CR by number of target objects and ``by`` (Table 10 / Figs. 7b, 36), within ``groups``
-    (e.g. ``["structure", "prior"]``)."""
+    """SR (with its Wilson interval) and CR by number of target objects and ``by`` (Table 10 / Figs.
+    7b, 36), within ``groups`` (e.g. ``["structure", "prior"]``)."""
     keys = [*groups, "n_subgoals", by]
     agg: dict[str, Any] = dict(SR=("success", "mean"), CR=("cr", "mean"), cases=("success", "size"))
     if "backend" in episodes.columns:
         agg["backend"] = ("backend", _backends)
     t = episodes.groupby(keys).agg(**agg).reset_index()
+    t = pd.DataFrame([_with_wilson(r) for r in t.to_dict("records")]) if len(t) else t
     return t.rename(columns={"n_subgoals": "objects"})
 
 
 def fitted_trends(table: pd.DataFrame, by: str = "n_agents", y: str = "SR", groups: Sequence[str] = ()) -> pd.DataFrame:
     """Least-squares line of ``y`` on the object count per ``by`` within ``groups`` (Fig. 7b's trend
-    lines); also the object counts it spans and the backend."""
+    lines); also the object counts it spans, the cases it rests on and the backend."""
     rows = []
     for key, g in table.groupby([*groups, by], sort=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -54,6 +89,8 @@ def fitted_trends(table: pd.DataFrame, by: str = "n_agents", y: str = "SR", grou
             slope, intercept = np.polyfit(g["objects"], g[y], 1)
             row.update(slope=float(slope), intercept=float(intercept))
         row.update(min_objects=int(g["objects"].min()), max_objects=int(g["objects"].max()))
+        if "cases" in g.columns:
+            row["cases"] = int(g["cases"].sum())
         if "backend" in g.columns:
             row["backend"] = _backends(g["backend"])
         rows.append(row)
@@ -75,9 +112,23 @@ def objects_trends(objects: pd.DataFrame, by: str = "n_agents") -> pd.DataFrame:
     return fitted_trends(objects, by, "SR", ["structure", "prior"])
 
 
-def wide(table: pd.DataFrame, index: str, columns: str | list[str], values: Sequence[str]) -> pd.DataFrame:
-    """Paper-style wide layout, e.g. rows = team size, columns = protocol x metric."""
-    return table.pivot_table(index=index, columns=columns, values=list(values)).round(3)
+def wide(table: pd.DataFrame, index: str, columns: str, values: Sequence[str] = ("SR",),
+         label: Callable[[Any], str] | None = None) -> pd.DataFrame:
+    """Paper-style wide layout of a long table, conditions as columns: one row per ``index`` value,
+    a column ``"<condition> <value>"`` per condition and value (``label(condition)`` instead when
+    given and there is one value), with its interval bounds
+    (``..._low``/``..._high``) where the long table has them (the display merges them into one cell)."""
+    out = pd.DataFrame(index=pd.Index(sorted(table[index].dropna().unique()), name=index))
+    for c in table[columns].dropna().unique():
+        part = table[table[columns] == c].set_index(index)
+        for v in values:
+            for suffix in ("", "_low", "_high"):
+                if f"{v}{suffix}" in part.columns:
+                    name = label(c) if label is not None and len(values) == 1 else f"{c} {v}"
+                    out[f"{name}{suffix}"] = part[f"{v}{suffix}"]
+    if "backend" in table.columns:
+        out["backend"] = _backends(table["backend"])
+    return out.reset_index()
 
 
 # -- the notebooks' tables and figures (each a pure function of the records) -----------------------
@@ -85,13 +136,13 @@ def table8(episodes: pd.DataFrame) -> pd.DataFrame:
     """Table 8: one vs two agents with broadcast, per structure."""
     sel = episodes[(episodes.protocol == "broadcast") & episodes.n_agents.isin([1, 2])]
     t = metric_table(sel, ["structure", "n_agents"])
-    return t[["structure", "n_agents", "cases", "SR", "CR", "AUC", "HFR", "backend"]].round(3)
+    return t[["structure", "n_agents", "cases", "SR", "SR_low", "SR_high", "CR", "AUC", "HFR", "backend"]]
 
 
 def table9(episodes: pd.DataFrame) -> pd.DataFrame:
-    """Table 9: parallel tasks, team size x protocol (SR, CR, AUC, CAR)."""
+    """Table 9: parallel tasks, SR by team size (rows) and protocol (columns), with 95% intervals."""
     par = episodes[episodes.structure == "parallel"]
-    return wide(metric_table(par, ["n_agents", "protocol"]), "n_agents", "protocol", ["SR", "CR", "AUC", "CAR"])
+    return wide(metric_table(par, ["n_agents", "protocol"]), "n_agents", "protocol", ["SR"])
 
 
 def table10(episodes: pd.DataFrame) -> pd.DataFrame:
@@ -103,7 +154,7 @@ def table11(episodes: pd.DataFrame) -> pd.DataFrame:
     """Table 11: two agents with (broadcast) and without (isolated) communication, per structure."""
     sel = episodes[(episodes.n_agents == 2) & episodes.protocol.isin(["broadcast", "isolated"])]
     t = metric_table(sel, ["structure", "protocol"])
-    return t[["structure", "protocol", "cases", "SR", "CR", "AUC", "CAR", "HFR", "backend"]]
+    return t[["structure", "protocol", "cases", "SR", "SR_low", "SR_high", "CR", "AUC", "CAR", "HFR", "backend"]]
 
 
 def scaling_table(episodes: pd.DataFrame) -> pd.DataFrame:
@@ -134,15 +185,6 @@ def priors_table(episodes: pd.DataFrame) -> pd.DataFrame:
     return metric_table(episodes, ["prior", "budget", "n_agents"])
 
 
-def objects_plot(t10: pd.DataFrame, title: str) -> Any:
-    """Fig. 7b: SR against the number of objects with a least-squares line per team size."""
-    import seaborn as sns
-
-    g = sns.lmplot(data=t10, x="objects", y="SR", hue="n_agents", ci=None, height=3.5, aspect=1.4)
-    g.figure.suptitle(f"SR by #objects — {title}", y=1.02)
-    return g.figure
-
-
 def same_team(episodes: pd.DataFrame, backend: str, profile: str, model: str) -> pd.Series:
     """Episodes of the notebook's own team: its heuristic profile, or its model for LLM backends."""
     return episodes.model == model if backend == "llm" else episodes.profile == profile
@@ -151,13 +193,6 @@ def same_team(episodes: pd.DataFrame, backend: str, profile: str, model: str) ->
 def team_column(backend: str) -> str:
     """Which record column names a team's members: ``profile`` (heuristic, oracle) or ``model``."""
     return "model" if backend == "llm" else "profile"
-
-
-def table3(episodes: pd.DataFrame) -> pd.DataFrame | None:
-    """Table 3: SR of one and two agents per prior and the relative gain of the second agent
-    (None when the run has not both team sizes)."""
-    t = table3_long(episodes)
-    return None if t is None else t.set_index("prior")[["SR 1 agent", "SR 2 agents", "relative gain"]].round(3)
 
 
 def table3_long(episodes: pd.DataFrame) -> pd.DataFrame | None:
@@ -212,7 +247,12 @@ def with_pairs(episodes: pd.DataFrame) -> pd.DataFrame:
     return episodes.assign(pair=episodes.task_id + "/n" + episodes.n_agents.astype(str))
 
 
-def message_examples(tagged: pd.DataFrame, codes: Sequence[str]) -> pd.DataFrame:
-    """One example message per behaviour code (Table 17 style), or "(never observed)"."""
-    return pd.DataFrame({"example": {c: tagged.loc[tagged[c], "message"].iloc[0] if tagged[c].any()
-                                     else "(never observed)" for c in codes}})
+def message_examples(tagged: pd.DataFrame, codes: Sequence[str], max_chars: int = 90) -> pd.DataFrame:
+    """One example message per behaviour code (Table 17 style), or "(never observed)"; messages cut
+    to ``max_chars`` characters (with "…")."""
+    def cut(m: str) -> str:
+        return m if len(m) <= max_chars else m[:max_chars - 1].rstrip() + "…"
+
+    return pd.DataFrame({"behaviour": list(codes),
+                         "example": [cut(str(tagged.loc[tagged[c], "message"].iloc[0])) if tagged[c].any()
+                                     else "(never observed)" for c in codes]})

@@ -1,0 +1,126 @@
+"""MECoBench's figures for the notebooks (Figs. 7-10, 12-13, 32, 34-36), from the result tables of
+:mod:`.tables`: SR with its 95% Wilson interval per condition, small multiples where lines would
+overlap, integer axes for counts, one fixed colour per condition, the backend in every title.
+
+Built on :class:`collablab.analysis.plots.HouseFigure` (no pyplot, so nothing is shown twice; 100
+dpi, at most 11 inches wide, 9-10 pt text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from ...analysis.plots import HouseFigure, backend_title
+
+__all__ = ["objects_figure", "sr_figure"]
+
+#: One colour per condition value, the same in every figure (colour-blind safe, well apart).
+_COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442"]
+_MAX_WIDTH = 11.0
+
+
+def _colour(values: Sequence[Any]) -> dict[Any, str]:
+    return {v: _COLOURS[i % len(_COLOURS)] for i, v in enumerate(values)}
+
+
+def _label(col: str | None, v: Any) -> str:
+    if col == "n_agents":
+        return f"{int(v)} agent" + ("" if int(v) == 1 else "s")
+    return str(v).replace("_", " ")
+
+
+def _figure(n_panels: int, panel_width: float, height: float) -> tuple[Figure, list[Any]]:
+    width = min(_MAX_WIDTH, max(4.8, panel_width * n_panels + 1.2))
+    fig = HouseFigure(figsize=(width, height), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, n_panels, sharey=True, squeeze=False)[0])
+    return fig, list(axes)
+
+
+def _title(fig: Figure, title: str, table: pd.DataFrame) -> None:
+    fig.suptitle(f"{title}\n{backend_title(None, table)}", x=0.01, ha="left", fontsize=11, fontweight="bold")
+
+
+def _select(table: pd.DataFrame, where: dict[str, Any] | None) -> pd.DataFrame:
+    for k, v in (where or {}).items():
+        table = table[table[k] == v]
+    return table
+
+
+def sr_figure(table: pd.DataFrame, x: str, *, hue: str | None = None, panel: str | None = None, title: str,
+              where: dict[str, Any] | None = None, y: str = "SR", ylabel: str = "success rate (SR)") -> Figure:
+    """``y`` (with its ``_low``/``_high`` interval) against ``x`` per ``hue`` (dodged points joined by
+    lines when ``x`` is a number), one panel per ``panel`` value, over the rows ``where`` selects
+    (Figs. 7a, 8, 9, 10, 12, 32)."""
+    table = _select(table, where)
+    panels = list(pd.unique(table[panel])) if panel else [None]
+    hues = list(pd.unique(table[hue])) if hue else [None]
+    colours = _colour(hues)
+    numeric = pd.api.types.is_numeric_dtype(table[x])
+    xs_all = sorted(pd.unique(table[x])) if numeric else list(pd.unique(table[x]))
+    fig, axes = _figure(len(panels), 3.4 if len(panels) > 1 else 5.6, 3.6)
+    for ax, pv in zip(axes, panels):
+        part = table if pv is None else table[table[panel] == pv]
+        for k, hv in enumerate(hues):
+            sub = part if hv is None else part[part[hue] == hv]
+            if not len(sub):
+                continue
+            pos = np.array([xs_all.index(v) for v in sub[x]], dtype=float) if not numeric else sub[x].to_numpy(float)
+            pos = pos + (k - (len(hues) - 1) / 2) * (0.08 if numeric else 0.15)
+            val = sub[y].to_numpy(float)
+            err = None
+            if f"{y}_low" in sub.columns:
+                err = np.vstack([val - sub[f"{y}_low"].to_numpy(float), sub[f"{y}_high"].to_numpy(float) - val])
+            ax.errorbar(pos, val, yerr=err, fmt="o-" if numeric else "o", color=colours[hv], capsize=3, ms=5,
+                        lw=1.5, label=None if hv is None else _label(hue, hv))
+        if numeric:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        else:
+            ax.set_xticks(range(len(xs_all)), [_label(x, v) for v in xs_all], rotation=30 if len(xs_all) > 3 else 0,
+                          ha="right" if len(xs_all) > 3 else "center")
+        ax.set_xlabel("team size (agents)" if x == "n_agents" else x.replace("_", " "))
+        ax.set_ylim(-0.03, 1.03)
+        if pv is not None:
+            ax.set_title(_label(panel, pv) + (" tasks" if panel == "structure" else ""), fontsize=10)
+    axes[0].set_ylabel(ylabel + " (95% CI)")
+    if hue:
+        axes[-1].legend(title=hue.replace("_", " "), fontsize=9, title_fontsize=9, loc="best")
+    _title(fig, title, table)
+    return fig
+
+
+def objects_figure(objects: pd.DataFrame, trends: pd.DataFrame, *, title: str,
+                   where: dict[str, Any] | None = None) -> Figure:
+    """SR against the number of target objects, one panel per structure and team size, each with
+    its least-squares line from ``trends`` (Figs. 7b, 34b, 36), over the rows ``where`` selects; the
+    panels share both axes."""
+    objects = _select(objects, where)
+    keys = [k for k in ("structure", "prior") if k in objects.columns and objects[k].nunique() > 1]
+    groups = list(objects.groupby([*keys, "n_agents"], sort=True))
+    colours = _colour(sorted(objects["n_agents"].unique()))
+    fig, axes = _figure(len(groups), 1.75, 3.2)
+    for ax, (key, g) in zip(axes, groups):
+        key = key if isinstance(key, tuple) else (key,)
+        n = int(key[-1])
+        err = np.vstack([g["SR"] - g["SR_low"], g["SR_high"] - g["SR"]]) if "SR_low" in g.columns else None
+        ax.errorbar(g["objects"], g["SR"], yerr=err, fmt="o", color=colours[n], capsize=2, ms=4)
+        sel = trends[trends["n_agents"] == n]
+        for k, v in zip(keys, key):
+            sel = sel[sel[k] == v]
+        if len(sel) and not pd.isna(sel["slope"].iloc[0]):
+            r = sel.iloc[0]
+            xs = np.array([r["min_objects"], r["max_objects"]], dtype=float)
+            ax.plot(xs, r["intercept"] + r["slope"] * xs, color=colours[n], lw=1.5, ls="--")
+            ax.text(0.97, 0.97, f"slope {r['slope']:+.2f}", transform=ax.transAxes, ha="right", va="top", fontsize=9)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(", ".join([*(str(v) for v in key[:-1]), _label("n_agents", n)]), fontsize=10)
+        ax.set_xlabel("objects")
+        ax.set_ylim(-0.03, 1.03)
+    axes[0].set_ylabel("success rate (SR, 95% CI)")
+    _title(fig, title, objects)
+    return fig
