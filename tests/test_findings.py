@@ -31,10 +31,11 @@ def _decimals(text: str) -> list[str]:
 
 def check_consistent(f: F.Finding, tables: dict[str, pd.DataFrame]) -> None:
     """Every quote is the cell it names and appears verbatim; every decimal in the text is quoted;
-    the backend leads the sentence; a 'not shown' sentence names the backend."""
+    a 'not shown' sentence says so (the notebook's headline names the backend once, issue 24)."""
     assert isinstance(f.text, str) and f.text and f.claim
     backend = F.backend_of(*tables.values())
-    assert f.text.startswith(f"**{backend}**: "), f.text
+    lead = f"**{backend}**: "  # (issue 24: findings no longer start with it; studies not yet moved still do)
+    body = f.text[len(lead):] if f.text.startswith(lead) else f.text
     for q in f.quotes:
         assert q.text in f.text, (q.text, f.text)
         t = tables[q.table]
@@ -47,10 +48,10 @@ def check_consistent(f: F.Finding, tables: dict[str, pd.DataFrame]) -> None:
         scale = 100 if "%}" in q.fmt else 1
         assert abs(q.shown_value * scale - q.value * scale) <= 0.5 * 10 ** -digits + 1e-9, q
     quoted = " ".join(q.text for q in f.quotes)
-    for d in _decimals(f.text[len(f"**{backend}**: "):]):  # the label may hold a version (Llama-3.1-8B)
+    for d in _decimals(body):  # the label may hold a version (Llama-3.1-8B)
         assert d in quoted, (d, f.text)
     if f.shown is False:
-        assert f"the {backend} backend" in f.text and "not" in f.text, f.text
+        assert "not" in f.text, f.text
 
 
 def _t(rows: list[dict]) -> pd.DataFrame:
@@ -493,9 +494,9 @@ def _run_and_read(nb: Path, P: dict):
     if nb.stem == "07_partner_information":
         from collablab.studies.partnr import experiments as E7, report as RP7
 
-        assert "E.run_notebook(P)" in src and "RP.read_notebook(episodes, steps, P)" in src
-        episodes, steps, _ = E7.run_notebook(P)
-        return episodes, RP7.read_notebook(episodes, steps, P)
+        assert "E.run_notebook(P)" in src and "RP.read_notebook(episodes, steps, P, run_dir)" in src
+        episodes, steps, run_dir = E7.run_notebook(P)
+        return episodes, RP7.read_notebook(episodes, steps, P, run_dir)
     name = NOTEBOOK_OF[nb.stem]
     assert f'S.read_notebook(\\"{name}\\"' in src and f'S.run_notebook(\\"{name}\\"' in src
     episodes, steps, _ = S.run_notebook(name, P)

@@ -65,7 +65,7 @@ def test_the_default_run_shows_the_done_when_criteria(default_run):
     ke, oas = R.findings("outcomes")[:2]
     shorter, = [f for f in R.findings("full_obs") if "shortens" in f.claim]
     for f in (ke, oas, shorter):
-        assert f.shown is True and f.text.startswith("**heuristic**: Offline (heuristic planner), "), f.text
+        assert f.shown is True and not f.text.startswith("**"), f.text  # the headline names the backend once
     assert f"{steps['KE']:.0f} (KE" in ke.text and f"{100 * ee['OAS']:.1f}% (OAS)" in oas.text
 
 
@@ -74,8 +74,12 @@ def test_every_sentence_matches_its_tables_and_every_section_has_one(default_run
     assert set(R.sections) == {"outcomes", "channels", "roles", "prediction", "strict", "full_obs", "tail"}
     for f in R.findings():
         check_consistent(f, R.tables)
-    assert all(f.shown is not None for f in R.findings("outcomes", "prediction", "strict", "full_obs"))
+        assert len(f.text) <= 300 and not f.text.startswith("**"), f.text
+    assert all(f.shown is not None for f in R.findings("outcomes", "prediction", "strict", "full_obs", "tail"))
     assert "not findings about LLMs" in R.markdown()
+    assert 3 <= len(R.headlines) <= 5 and R.headlines == R.findings("tail") and R.limits
+    head = R.headline_markdown()
+    assert head.count("heuristic") == 1 and "[95% CI" in head and "does not show" in head
 
 
 def test_the_tables_agree_with_the_episode_records(default_run):
@@ -129,16 +133,35 @@ def test_a_second_run_resumes_and_reads_the_same_records(default_run):
     assert time.perf_counter() - t0 < 30
 
 
-def test_wide_tables_have_the_papers_layouts(default_run):
+def test_displayed_tables_fit_and_write_their_csv(default_run, tmp_path):
     *_, R, _ = default_run
-    t3 = RP.wide(R, "outcomes")
-    assert list(t3.index.get_level_values("context")) == ["Obj", "OAS", "KE", "OAS+KE"]
-    assert list(dict.fromkeys(t3.columns.get_level_values(0))) == ["w/o OANA", "OANA"]
-    assert t3[("w/o OANA", "SR")].between(0, 100).all()
-    t2 = RP.wide(R, "prediction")
-    assert list(dict.fromkeys(t2.columns.get_level_values(0))) == ["robot", "human"]
-    assert set(t2.index.get_level_values("observability")) == {"partial", "full"}
-    assert list(RP.wide(R, "full_outcomes").index.get_level_values("context")) == ["Obj", "OAS"]
+    R = Report(R.backend, R.n_episodes, R.tables, R.sections, styles=R.styles, run_dir=tmp_path)
+    for name in RP.STYLES:
+        d = R.table(name)
+        assert d.frame.shape[1] <= 12 and len(d.frame) <= 15, (name, d.frame.shape)
+        assert d.csv_path == tmp_path / "tables" / f"{name}.csv" and d.csv_path.exists()
+        assert "backend" not in d.frame.columns and "heuristic" in d.caption
+    out = R.table("outcomes").frame
+    assert list(out["context"]) == ["Obj", "OAS", "KE", "OAS+KE"] * 2 and "[" in out["Success Rate"].iloc[0]
+    tests = R.table("paired_tests")
+    assert len(tests.frame) == 12 and len(tests.full) == 20 and "12 of 20 rows" in tests.caption
+    assert pd.read_csv(tests.csv_path).shape == (20, R.tables["paired_tests"].shape[1])
+
+
+def test_every_section_has_a_legible_figure(default_run):
+    *_, R, _ = default_run
+    from collablab.studies.partnr import plots as PL
+
+    T = R.tables
+    figs = [PL.outcome_plot(T["outcomes"]), PL.direction_plot(T["channel_effects"]),
+            PL.role_plot(T["roles"], T["asymmetry"]), PL.prediction_plot(T["prediction"]),
+            PL.strict_plot(T["prediction"], T["prediction_strict"]), PL.full_obs_plot(T["full_vs_partial"]),
+            PL.channel_test_plot(T["channel_tests"])]
+    for fig in figs:
+        assert fig.get_figwidth() <= 11 and "backend: heuristic" in fig.get_suptitle()
+        for ax in fig.axes:
+            for label in [*ax.get_xticklabels(), *ax.get_yticklabels(), ax.title]:
+                assert label.get_fontsize() >= 9 or not label.get_text(), label
 
 
 # -- the grid ------------------------------------------------------------------------------------------
@@ -188,6 +211,11 @@ def test_the_notebook_executes_at_smoke_size_and_records_every_parameter(tmp_pat
     out = json.loads((tmp_path / "out.ipynb").read_text())
     text = json.dumps(out["cells"][-1]["outputs"])
     assert "not findings about LLMs" in text and "**heuristic**" in text
+    assert "Too few units to tell" in text and "As in the paper" not in text  # 2 tasks: nothing is asserted
+    (head,) = [c for c in out["cells"] if "headline" in c["metadata"].get("tags", [])]
+    assert "Too few tasks to tell" in json.dumps(head["outputs"])
+    (tables,) = tmp_path.glob(f"{E.NOTEBOOK}/*/tables")
+    assert {p.stem for p in tables.glob("*.csv")} == set(RP.STYLES)
 
 
 # -- both wordings of the findings ----------------------------------------------------------------------
@@ -212,12 +240,12 @@ def test_ke_and_oas_sentences_both_wordings():
               ("OAS", "Obj", "OAS", "EE", 0.25, 0.18), ("OAS", "KE", "OAS+KE", "EE", 0.28, 0.3),
               ("KE", "Obj", "KE", "EE", 0.25, 0.28)])
     T = {"channel_effects": ce}
-    _ok(F.ke_shortens_episodes(ce), T, True, "KE lowers mean simulation steps from 3700 (Obj) to 3200 (KE, -14%)",
-        "Offline (heuristic planner)", "the paper: up to 25%")
+    _ok(F.ke_shortens_episodes(ce), T, True, "mean simulation steps go from 3700 (Obj) to 3200 (KE, -14%)",
+        "KE shortens episodes", "the paper: up to 25%")
     _ok(F.oas_reduces_effort(ce), T, False, "does not show OAS lowering", "28.0% (KE) to 30.0% (OAS+KE)")
     _ok(F.ke_without_oas(ce), T, True, "raises Extraneous Effort from 25.0% (Obj) to 28.0% (KE)")
     ce2 = _ce([("KE", "Obj", "KE", "steps", 3700, 3700), ("KE", "Obj", "KE", "EE", 0.25, 0.2)])
-    _ok(F.ke_shortens_episodes(ce2), {"channel_effects": ce2}, False, "the heuristic backend does not show KE")
+    _ok(F.ke_shortens_episodes(ce2), {"channel_effects": ce2}, False, "This run does not show KE")
     _ok(F.ke_without_oas(ce2), {"channel_effects": ce2}, False, "does not show KE without OAS raising")
     _ok(F.ke_shortens_episodes(ce2.iloc[:0]), {"channel_effects": ce2.iloc[:0]}, None, "Not checked")
 
@@ -229,8 +257,8 @@ def test_oana_sentences_count_contexts_and_name_a_model_backend():
     ce = _ce(rows, backend="vllm:llama8b")  # (a label like Llama-3.1 trips check_consistent's decimal rule)
     T = {"channel_effects": ce}
     f = F.oana_lowers_success(ce)
-    _ok(f, T, True, "OANA lowers Success Rate in 3 of 4 contexts", "80.0% (Obj) to 70.0% (Obj+OANA)")
-    assert f.text.startswith("**vllm:llama8b**: With the vllm:llama8b planner, OANA lowers")
+    _ok(f, T, True, "OANA lowers Success Rate in 3 of 4 contexts", "Obj 80.0% → 70.0%")
+    assert f.text.startswith("OANA lowers") and "vllm" not in f.text  # the headline names the backend
     _ok(F.oana_raises_mentions(ce), T, True, "in all 4 context x agent pairs", "from 10.0%–10.0% without it")
     ce = _ce([("OANA", c, c + "+OANA", "SR", 0.8, 0.8) for c in ("Obj", "OAS")])
     _ok(F.oana_lowers_success(ce), {"channel_effects": ce}, False, "it is lower in 0 of 2 contexts")
@@ -248,8 +276,8 @@ def test_role_sentences_both_wordings():
     _ok(fs[0], T, True, "comes earlier in 7 of 8", "mean lead 120 steps")
     _ok(fs[1], T, False, "does not show that the human has more Extra Planning in most conditions", "-3.0 points")
     _ok(fs[2], T, True, "range 52.0%–61.0%")
-    _ok(fs[4], T, None, "planner-dependent")
-    _ok(fs[5], T, False, "in 3 of 8 conditions without OANA")
+    assert len(fs) == 5  # who plans more cycles is planner-dependent in the paper: no sentence
+    _ok(fs[4], T, False, "in 3 of 8 conditions without OANA")
 
 
 def test_prediction_and_full_observability_sentences_both_wordings():
@@ -259,7 +287,7 @@ def test_prediction_and_full_observability_sentences_both_wordings():
                            "type_given_all_strict": 0.857, "type_gap": 20.0, "type_rel": 0.364, "cond_all_gap": -0.4,
                            "cells_lower": 8}])
     T = {"prediction_means": means}
-    _ok(F.parameter_bottleneck(means), T, True, "52.0% have every parameter right", "84.8%")
+    _ok(F.parameter_bottleneck(means), T, True, "52.0% of predictions with the right action type", "84.8%")
     _ok(F.strict_lowers_type(means), T, True, "55.0% (union) against 35.0% (strict), 20.0 points (36.4% relative)")
     _ok(F.conditionals_hold(means), T, True, "52.0% (union) and 52.4% (strict)")
     flat = means.assign(type_acc_strict=0.56, type_gap=-1.0, cells_lower=2, cond_all_strict=0.3)
@@ -270,7 +298,7 @@ def test_prediction_and_full_observability_sentences_both_wordings():
                          "EE_retained": 0.55 / 0.6}])
     T = {"full_vs_partial": fvp}
     _ok(F.full_obs_shortens(fvp), T, True, "3700 → 2100 steps (43% shorter) at the object-only baseline")
-    _ok(F.effort_remains(fvp), T, True, "most Extraneous Effort remains", "92% of the partial level")
+    _ok(F.effort_remains(fvp), T, True, "Most Extraneous Effort remains", "92% of the partial level")
     worse = fvp.assign(steps_full=3800.0, steps_cut=1 - 3800 / 3700, EE_full=0.2, EE_retained=0.2 / 0.6)
     _ok(F.full_obs_shortens(worse), {"full_vs_partial": worse}, False, "does not show full observability shortening")
     _ok(F.effort_remains(worse), {"full_vs_partial": worse}, False, "33% of the partial level")
@@ -279,3 +307,35 @@ def test_prediction_and_full_observability_sentences_both_wordings():
 def test_the_report_header_keeps_offline_numbers_apart_from_llm_findings():
     assert "not findings about LLMs" in Report("heuristic", 1).markdown()
     assert "not findings about LLMs" not in Report("vllm:llama8b", 1).markdown()
+
+
+def test_too_few_episodes_are_said_so_and_paired_effects_follow_the_interval():
+    ce = _ce([("KE", "Obj", "KE", "steps", 3700, 3200), ("KE", "OAS", "OAS+KE", "steps", 3500, 3000)])
+    T = {"channel_effects": ce}
+    _ok(F.ke_shortens_episodes(ce, n=4), T, None, "Too few episodes to tell whether KE shortens episodes",
+        "4 per condition")
+    _ok(F.ke_shortens_episodes(ce, n=40), T, True)
+
+    def tests(lo: float, hi: float, n: int = 40) -> pd.DataFrame:
+        return pd.DataFrame([{"backend": "heuristic", "channel": "KE", "on": "KE", "off": "Obj", "held": "",
+                              "outcome": "simulation_steps", "test": "sign_flip", "estimand": "mean", "n": n,
+                              "estimate": (lo + hi) / 2, "ci_low": lo, "ci_high": hi, "p_value": 0.01,
+                              "p_adjusted": 0.02, "note": ""}])
+    args = F.TESTED[0][:3] + F.TESTED[0][3:]
+    for (lo, hi, n), shown, phrase in (((-600, -200, 40), True, "KE shortens episodes: KE − Obj is -400"),
+                                       ((100, 300, 40), False, "This run does not show that KE shortens"),
+                                       ((-300, 100, 40), None, "This run cannot tell whether KE shortens"),
+                                       ((-600, -200, 4), None, "Too few tasks to tell")):
+        t = tests(lo, hi, n)
+        _ok(F.paired_effect(t, *args), {"channel_tests": t}, shown, phrase, "[95% CI")
+
+
+def test_channel_directions_follow_the_papers_direction():
+    dirs = pd.DataFrame([{"backend": "heuristic", "channel": "OAS", "metric": "EE", "pairs": 6, "lower": 5,
+                          "higher": 1, "same": 0},
+                         {"backend": "heuristic", "channel": "OANA", "metric": "SR", "pairs": 6, "lower": 2,
+                          "higher": 3, "same": 1}])
+    T = {"directions": dirs}
+    _ok(F.channel_directions(dirs, "OAS"), T, True, "Extraneous Effort is lower in 5 and higher in 1 of 6 pairs")
+    _ok(F.channel_directions(dirs, "OANA"), T, False, "does not show that OANA lowers Success Rate in most pairs")
+    assert RP.direction_summary(dirs).set_index("channel").at["OAS", "EE"] == "5 ↓ 1 ↑"

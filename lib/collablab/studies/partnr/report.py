@@ -3,8 +3,10 @@
 
 :func:`read_notebook` turns a run's records into a :class:`~collablab.analysis.findings.Report`.
 Every table is long (one row per backend x condition, or x agent, or x target) with a
-``backend`` column, which the findings quote; :func:`wide` shows the paper's layouts. Rates are
-fractions in the tables (the wide layouts print percent, as the paper does). Tables:
+``backend`` column, which the findings quote; :data:`STYLES` says how the notebook displays each
+(:func:`collablab.analysis.present.present`: rates in percent, intervals in their estimate's
+cell, at most 12 columns, the full table as CSV in the run folder). Rates are fractions in the
+tables. Tables:
 
 - ``outcomes`` (§4.2, Table 3, §A.3.1): per context (Obj, OAS, KE, OAS+KE) without and with
   OANA under Decoupled Partial Observability: SR, PC, PC of failed episodes, PC − SR, simulation
@@ -25,13 +27,16 @@ fractions in the tables (the wide layouts print percent, as the paper does). Tab
   the object-only baseline (points); ``prediction_strict`` (§4.5, §A.5.1): the same under the
   strict next-action target; ``strict_gap``: union − strict per cell (points);
   ``prediction_means``: per observability, means over cells under both targets;
+- ``direction_summary`` and ``role_summary``: ``directions`` and ``role_counts`` as the notebook
+  shows them (one row per channel; one per asymmetry, formatted per row);
 - ``full_vs_partial`` (§4.5, §A.4.1): per context and OANA setting, full against partial
   observability (steps ratio, Extraneous Effort retained, SR, PC, the human's completion lag).
 
 The analysis tail goes beyond the paper, which runs each configuration once and reports means:
 :func:`channel_tests` tests each channel over tasks (paired by task and run, the other channels
 held fixed; sign-flip permutation with a paired bootstrap CI, and Wilcoxon signed-rank),
-Holm-adjusted within each channel, outcome and test.
+Holm-adjusted within each channel, outcome and test; ``paired_tests`` holds them one row per
+pair of conditions. Its four main contrasts are the notebook's headline (:data:`.findings.TESTED`).
 """
 
 from __future__ import annotations
@@ -41,17 +46,21 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
-from ...analysis.findings import Report, backend_of
+from ...analysis.findings import Finding, Report, backend_of
+from ...analysis.lift import wilson_ci
+from ...analysis.present import TableStyle, fmt_number
 from ...analysis.significance import compare
 from . import findings as F
 from .calls import parse_call
 from .experiments import CONDITION_ORDER, CONTEXTS, FULL_CONTEXTS, condition_name, episode_frame
 from .prediction import prediction_table
 
-__all__ = ["AGENTS", "CHANNEL_PAIRS", "METRICS", "PREDICTION_RATES", "ROLE_COUNTS", "TEST_OUTCOMES", "asymmetry_table",
-           "channel_effects", "channel_pairs", "channel_tests", "condition_table", "directions", "full_vs_partial",
-           "prediction_frames", "read_notebook", "role_counts", "roles_table", "wide"]
+__all__ = ["AGENTS", "CHANNEL_PAIRS", "CI_METRICS", "METRICS", "PREDICTION_RATES", "ROLE_COUNTS", "STYLES", "TEST_OUTCOMES",
+           "TEST_SHORT", "asymmetry_table", "channel_effects", "channel_pairs", "channel_tests", "condition_table",
+           "direction_summary", "directions", "full_vs_partial", "limits", "paired_tests", "prediction_frames",
+           "read_notebook", "role_counts", "role_summary", "roles_table"]
 
 #: Agent labels of the per-agent tables and their column suffixes.
 AGENTS = {"robot": "R", "human": "H"}
@@ -84,10 +93,24 @@ def _mean(s: pd.Series) -> float:
 
 # -- per-condition means ---------------------------------------------------------------------------
 
+def _mean_ci(s: pd.Series) -> tuple[float, float]:
+    """The 95% t interval of the mean of ``s`` (NaN with fewer than two values)."""
+    v = pd.to_numeric(s, errors="coerce").astype(float).dropna()
+    if len(v) < 2:
+        return math.nan, math.nan
+    half = float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
+    return float(v.mean()) - half, float(v.mean()) + half
+
+
+#: The means of :func:`condition_table` that carry a 95% interval (``_low``/``_high``).
+CI_METRICS = ("SR", "steps", "EE")
+
+
 def condition_table(E: pd.DataFrame) -> pd.DataFrame:
     """One row per backend x condition of :func:`.experiments.episode_frame` rows: :data:`METRICS`
     (rates as fractions; ``steps`` and ``cycles`` are means per episode, ``cycles`` over both
-    agents) and ``n`` episodes."""
+    agents), ``n`` episodes, and 95% intervals of :data:`CI_METRICS` (Wilson for Success Rate, t
+    intervals over episodes for steps and Extraneous Effort)."""
     rows = []
     for key, g in E.groupby(_KEYS, sort=False):
         r = dict(zip(_KEYS, key))
@@ -98,13 +121,17 @@ def condition_table(E: pd.DataFrame) -> pd.DataFrame:
         for agent, s in AGENTS.items():
             r[f"mention_{s}"] = _mean(g[f"{agent}_mention_ratio"])
             r[f"AS_{s}"] = _mean(g[f"{agent}_action_success"])
+        r["SR_low"], r["SR_high"] = wilson_ci(int(g["success"].sum()), len(g))
+        r["steps_low"], r["steps_high"] = _mean_ci(g["simulation_steps"])
+        r["EE_low"], r["EE_high"] = _mean_ci(g["extraneous_effort"])
         rows.append(r)
-    return _sorted(pd.DataFrame(rows, columns=[*_KEYS, "n", *METRICS]))
+    bounds = [f"{m}_{x}" for m in CI_METRICS for x in ("low", "high")]
+    return _sorted(pd.DataFrame(rows, columns=[*_KEYS, "n", *METRICS, *bounds]))
 
 
 def _outcomes(C: pd.DataFrame, observability: str) -> pd.DataFrame:
-    cols = [*_KEYS, "n", "SR", "PC", "PC_failed", "PC_SR_gap", "steps", "cycles", "EE", "mention_R", "mention_H",
-            "AS_R", "AS_H"]
+    cols = [*_KEYS, "n", "SR", "SR_low", "SR_high", "PC", "PC_failed", "PC_SR_gap", "steps", "steps_low", "steps_high",
+            "cycles", "EE", "EE_low", "EE_high", "mention_R", "mention_H", "AS_R", "AS_H"]
     return C.loc[C["observability"] == observability, cols].reset_index(drop=True)
 
 
@@ -200,13 +227,13 @@ def asymmetry_table(roles: pd.DataFrame, C: pd.DataFrame) -> pd.DataFrame:
 #: What :func:`role_counts` counts: ``(what holds, what the value column measures, the paper's count)``
 #: (§4.3, §A.3.2; the paper's 32 runs are 4 planners x 8 partial-observability conditions).
 ROLE_COUNTS: dict[str, tuple[str, str, str]] = {
-    "robot_first": ("the robot's first object interaction comes earlier", "first_H - first_R, steps", "28 of 32"),
-    "human_more_extra_planning": ("the human has more Extra Planning", "extra_H - extra_R, points", "25 of 32"),
-    "offloading_over_half": ("Task Offloading exceeds 50%", "offloading", "32 of 32"),
-    "robot_as_at_least": ("the robot's Action Success is at least the human's", "AS_R - AS_H, points", "28 of 32"),
-    "robot_more_cycles": ("the robot plans more cycles", "cycles_R - cycles_H", "planner-dependent"),
+    "robot_first": ("the robot's first object interaction comes earlier", "human − robot, steps", "28 of 32"),
+    "human_more_extra_planning": ("the human has more Extra Planning", "human − robot, points", "25 of 32"),
+    "offloading_over_half": ("Task Offloading exceeds 50%", "robot's share", "32 of 32"),
+    "robot_as_at_least": ("the robot's Action Success is at least the human's", "robot − human, points", "28 of 32"),
+    "robot_more_cycles": ("the robot plans more cycles", "robot − human, cycles", "planner-dependent"),
     "human_mentions_more": ("the human mentions the partner more often (without OANA)",
-                            "mention_H - mention_R, points", "16 of 16"),
+                            "human − robot, points", "16 of 16"),
 }
 
 
@@ -350,67 +377,148 @@ def full_vs_partial(C: pd.DataFrame, asym: pd.DataFrame) -> pd.DataFrame:
                                        "SR_full", "PC_partial", "PC_full", "lag_partial", "lag_full"])
 
 
-# -- the paper's layouts ----------------------------------------------------------------------------------
+# -- display summaries ------------------------------------------------------------------------------------
 
-_PERCENT = {"SR", "PC", "PC_failed", "PC_SR_gap", "EE", "AS", "offloading", "mention_R", "mention_H", "AS_R", "AS_H",
-            "extra_planning", "action_success", "mention_ratio", *PREDICTION_RATES}
+def direction_summary(dirs: pd.DataFrame, metrics: tuple[str, ...] = ("SR", "PC", "steps", "cycles", "EE")) -> pd.DataFrame:
+    """Per backend and channel: the pairs of conditions that differ in it, and per metric of
+    ``metrics`` how many of them are lower / higher with the channel on (``"2 ↓ 3 ↑"``)."""
+    rows = []
+    for (b, ch), g in dirs.groupby(["backend", "channel"], sort=False):
+        by = g.set_index("metric")
+        row = {"backend": b, "channel": ch, "pairs": int(g["pairs"].max())}
+        for m in metrics:
+            row[m] = f"{int(by.at[m, 'lower'])} ↓ {int(by.at[m, 'higher'])} ↑" if m in by.index else "–"
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["backend", "channel", "pairs", *metrics])
 
 
-def _pct(t: pd.DataFrame) -> pd.DataFrame:
-    t = t.copy()
-    for c in t.columns:
-        name = c[-1] if isinstance(c, tuple) else c
-        if name in _PERCENT:
-            t[c] = 100 * t[c].astype(float)
-    return t
+def role_summary(counts: pd.DataFrame) -> pd.DataFrame:
+    """Per backend and asymmetry of ``role_counts``: what holds, in how many conditions, the mean
+    value it rests on with its lowest and highest (formatted per row: the units differ), and the
+    paper's count."""
+    def value(r: Any) -> str:
+        scale = 100.0 if r.asymmetry == "offloading_over_half" else 1.0
+        unit = "%" if scale == 100 else ""
+        if pd.isna(r.mean):
+            return "–"
+        return (f"{fmt_number(r.mean * scale)}{unit} [{fmt_number(r.low * scale)}, {fmt_number(r.high * scale)}]"
+                f"{unit}")
+
+    out = pd.DataFrame({"backend": counts["backend"], "label": counts["label"],
+                        "holds": [f"{k} of {n}" for k, n in zip(counts["k"], counts["n"])],
+                        "value": counts["value"], "mean": [value(r) for r in counts.itertuples()],
+                        "paper": counts["paper"]})
+    return out
 
 
-def wide(R: Report, name: str) -> pd.DataFrame:
-    """A result table in the paper's layout, rates in percent, rounded: ``outcomes`` and
-    ``full_outcomes`` as Table 3 (contexts as rows, without / with OANA as column groups),
-    ``prediction`` and ``prediction_strict`` as Table 2 (contexts as rows, robot / human as column
-    groups), ``roles`` with robot / human as column groups; any other table rounded."""
-    t = R.tables[name]
-    if name in ("outcomes", "full_outcomes"):
-        metrics = ["SR", "PC", "PC_failed", "steps", "cycles", "EE", "mention_R", "mention_H", "AS_R", "AS_H"]
-        t = t.assign(OANA=t["oana"].map({False: "w/o OANA", True: "OANA"}))
-        w = t.pivot(index=["backend", "context"], columns="OANA", values=metrics).swaplevel(0, 1, axis=1)
-        groups = [g for g in ("w/o OANA", "OANA") if g in set(t["OANA"])]
-        ctxs = [c for c in CONTEXTS if c in set(t["context"])]
-        w = w.reindex(columns=pd.MultiIndex.from_product([groups, metrics]))
-        w = w.reindex(pd.MultiIndex.from_tuples([(b, c) for b in dict.fromkeys(t["backend"]) for c in ctxs],
-                                                names=["backend", "context"]))
-        return _pct(w).round(1)
-    if name in ("prediction", "prediction_strict", "roles"):
-        metrics = list(PREDICTION_RATES) if name != "roles" else [
-            "first_interaction", "extra_planning", "action_success", "planning_cycles", "mention_ratio", "finished_at"]
-        index = ["backend", "observability", "context"] if name != "roles" else ["backend", "condition"]
-        w = t.pivot(index=index, columns="agent", values=metrics).swaplevel(0, 1, axis=1)
-        w = w.reindex(columns=pd.MultiIndex.from_product([[a for a in AGENTS if a in set(t["agent"])], metrics]))
-        w = w.reindex(pd.MultiIndex.from_frame(t[index].drop_duplicates()))
-        return _pct(w).round(1)
-    return t.round(3)
+#: The analysis tail's outcomes as the ``paired_tests`` columns name them.
+TEST_SHORT = {"simulation_steps": "steps", "extraneous_effort": "EE", "success": "SR", "percent_complete": "PC"}
+
+
+def paired_tests(tests: pd.DataFrame) -> pd.DataFrame:
+    """``channel_tests`` one row per backend x pair of conditions: per outcome (:data:`TEST_SHORT`)
+    the mean paired difference (``<o>``), its CI (``<o>_low``/``<o>_high``), the Holm-adjusted
+    sign-flip p (``<o>_p``) and the Holm-adjusted Wilcoxon p (``<o>_wilcoxon_p``)."""
+    keys = ["backend", "channel", "on", "off", "held"]
+    cols = [*keys, "n", *[f"{o}{x}" for o in TEST_SHORT.values() for x in ("", "_low", "_high", "_p", "_wilcoxon_p")]]
+    if not len(tests):
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for key, g in tests.groupby(keys, sort=False):
+        r = {**dict(zip(keys, key)), "n": int(g["n"].max())}
+        for outcome, o in TEST_SHORT.items():
+            sf = g[(g["outcome"] == outcome) & (g["test"] == "sign_flip")]
+            wx = g[(g["outcome"] == outcome) & (g["test"] == "wilcoxon")]
+            first = (lambda t, c: float(t[c].iloc[0]) if len(t) else math.nan)
+            r.update({o: first(sf, "estimate"), f"{o}_low": first(sf, "ci_low"), f"{o}_high": first(sf, "ci_high"),
+                      f"{o}_p": first(sf, "p_adjusted"), f"{o}_wilcoxon_p": first(wx, "p_adjusted")})
+        rows.append(r)
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _smallest_p(t: pd.DataFrame) -> pd.DataFrame:
+    """Rows of ``paired_tests`` with the smallest Holm p over steps, Extraneous Effort and success first."""
+    return t.assign(_p=t[["steps_p", "EE_p", "SR_p"]].min(axis=1)).sort_values("_p", kind="stable").drop(columns="_p")
+
+
+_AGENT_NAMES = {"mention_R": "mentions partner, robot", "mention_H": "mentions partner, human",
+                "AS_R": "Action Success, robot", "AS_H": "Action Success, human"}
+_RATE_NAMES = {"type_acc": "Action Type", "cond_principal": "principal | type", "principal_acc": "type + principal",
+               "all_acc": "all parameters", "cond_all": "all | type", "type_given_all": "type | all"}
+#: How each result table is displayed (:func:`collablab.analysis.present.present`).
+STYLES: dict[str, TableStyle] = {
+    "outcomes": TableStyle(
+        rates=("SR", "PC", "EE", "mention_R", "mention_H", "AS_R", "AS_H"),
+        drop=("condition", "PC_failed", "PC_SR_gap"), labels=("context", "oana"),
+        rename={"context": "context", "oana": "OANA", "SR": "Success Rate", "PC": "Percent Complete",
+                "steps": "simulation steps", "cycles": "planning cycles", "EE": "Extraneous Effort", **_AGENT_NAMES},
+        caption="Means over tasks, 95% intervals (Wilson for Success Rate, t for steps and Extraneous Effort)"),
+    "direction_summary": TableStyle(
+        labels=("channel",), rename={"pairs": "pairs of conditions", "SR": "Success Rate", "PC": "Percent Complete",
+                                     "steps": "simulation steps", "cycles": "planning cycles",
+                                     "EE": "Extraneous Effort"},
+        caption="Pairs of conditions in which each metric is lower (↓) or higher (↑) with the channel on"),
+    "role_summary": TableStyle(
+        labels=("label", "holds", "value", "paper"),
+        rename={"label": "asymmetry", "holds": "holds in (conditions)", "value": "measured as",
+                "mean": "mean [lowest, highest]", "paper": "the paper"},
+        caption="Partial-observability conditions; the mean and range are over conditions"),
+    "prediction": TableStyle(
+        rates=PREDICTION_RATES, drop=("observability", "context", "oana"), labels=("condition", "agent"),
+        rename={"n": "predictions", **_RATE_NAMES},
+        caption="Union target (the partner's current or next action), pooled over predictions; "
+                "'a | b': a among predictions with b right"),
+    "prediction_means": TableStyle(
+        rates=tuple(f"{m}_{t}" for m in ("type_acc", "cond_all", "type_given_all") for t in ("union", "strict"))
+        + ("type_rel",), drop=("cond_principal_union", "cond_principal_strict"), labels=("observability",),
+        rename={"cells": "condition x agent cells", "type_acc_union": "Action Type, union",
+                "type_acc_strict": "Action Type, strict", "cond_all_union": "all | type, union",
+                "cond_all_strict": "all | type, strict", "type_given_all_union": "type | all, union",
+                "type_given_all_strict": "type | all, strict", "type_gap": "Action Type gap (points)",
+                "type_rel": "relative drop", "cond_all_gap": "all | type gap (points)",
+                "cells_lower": "cells where strict is lower"},
+        caption="Means over condition x agent cells"),
+    "full_vs_partial": TableStyle(
+        rates=("steps_cut", "EE_partial", "EE_full", "EE_retained", "SR_partial", "SR_full"),
+        drop=("partial", "full", "steps_ratio", "PC_partial", "PC_full", "lag_partial", "lag_full"),
+        labels=("context", "oana"),
+        rename={"oana": "OANA", "steps_partial": "steps, partial", "steps_full": "steps, full",
+                "steps_cut": "steps cut", "EE_partial": "Extraneous Effort, partial",
+                "EE_full": "Extraneous Effort, full", "EE_retained": "effort retained",
+                "SR_partial": "Success Rate, partial", "SR_full": "Success Rate, full"},
+        caption="Each full-observability condition against the same condition under partial observability"),
+    "paired_tests": TableStyle(
+        rates=("EE", "SR"), drop=("held", *[f"{o}_wilcoxon_p" for o in TEST_SHORT.values()], "PC", "PC_low",
+                                  "PC_high", "PC_p"),
+        labels=("channel", "on", "off"), order=_smallest_p, max_rows=12,
+        rename={"on": "on", "off": "against", "n": "tasks", "steps": "simulation steps", "steps_p": "p, steps",
+                "EE": "Extraneous Effort", "EE_p": "p, effort", "SR": "Success Rate", "SR_p": "p, success"},
+        caption="Mean paired difference over tasks, 95% paired-bootstrap CI, Holm-adjusted sign-flip p"),
+}
 
 
 # -- reading a run ------------------------------------------------------------------------------------------
 
-def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: dict[str, Any]) -> Report:
-    """Notebook 07's tables (see the module docstring) and findings from a run's frames; the
-    analysis tail's table is ``channel_tests`` (``P["n_resamples"]`` resamples)."""
+def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: dict[str, Any], run_dir: Any = None) -> Report:
+    """Notebook 07's tables (see the module docstring), findings, headline and limits from a run's
+    frames; the analysis tail's table is ``channel_tests`` (``P["n_resamples"]`` resamples). With
+    ``run_dir`` (the run folder) every displayed table's full CSV goes to ``<run_dir>/tables``."""
     if not len(episodes) or "condition" not in episodes.columns:
         raise ValueError("episodes: this run has no finished episode to read (see its failures.jsonl)")
     E = episode_frame(episodes)
     b = backend_of(E)
-    R = Report(b, len(E), unit="episodes (task x condition x run)")
+    R = Report(b, len(E), unit="episodes (task x condition x run)", styles=dict(STYLES), run_dir=run_dir)
     T = R.tables
     C = condition_table(E)
     T["outcomes"] = _outcomes(C, "partial")
     T["full_outcomes"] = _outcomes(C, "full")
     T["channel_effects"] = channel_effects(C)
     T["directions"] = directions(T["channel_effects"])
+    T["direction_summary"] = direction_summary(T["directions"])
     T["roles"] = roles_table(E)
     T["asymmetry"] = asymmetry_table(T["roles"], C)
     T["role_counts"] = role_counts(T["asymmetry"])
+    T["role_summary"] = role_summary(T["role_counts"])
     pred = prediction_frames(E, steps)
     T["prediction"] = pred[pred["target"] == "union"].drop(columns="target").reset_index(drop=True)
     T["prediction_strict"] = pred[pred["target"] == "strict"].drop(columns="target").reset_index(drop=True)
@@ -419,30 +527,53 @@ def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: dict[str, Any]
     T["prediction_means"] = _prediction_means(T["prediction"], T["prediction_strict"], T["strict_gap"])
     T["full_vs_partial"] = full_vs_partial(C, T["asymmetry"])
     T["channel_tests"] = channel_tests(E, int(P["n_resamples"]))
+    T["paired_tests"] = paired_tests(T["channel_tests"])
     for backend in dict.fromkeys(E["backend"].astype(str)):
-        for name, fs in _sections(T, backend).items():
+        n = int(C.loc[C["backend"] == backend, "n"].min())
+        for name, fs in _sections(T, backend, n).items():
             R.sections.setdefault(name, []).extend(fs)
+    R.headlines = R.findings("tail")[:5]
+    R.limits = limits(R, C)
     return R
 
 
-def _sections(T: dict[str, pd.DataFrame], b: str) -> dict[str, list[Any]]:
-    """The findings about backend ``b``, by notebook section."""
+def _sections(T: dict[str, pd.DataFrame], b: str, n: int) -> dict[str, list[Finding]]:
+    """The findings about backend ``b`` (``n``: the fewest episodes of a condition), by notebook section."""
     ce = T["channel_effects"]
     return {
-        "outcomes": [F.ke_shortens_episodes(ce, b), F.oas_reduces_effort(ce, b), F.most_efficient_context(T["outcomes"], b),
-                     F.ke_without_oas(ce, b), F.oana_lowers_success(ce, b), F.oana_raises_mentions(ce, b),
-                     F.oana_effort(ce, b), F.completion_gap_widens(ce, b)],
-        "channels": [F.channel_directions(T["directions"], ch, b) for ch in ("OAS", "KE", "OANA", "Full")
+        "outcomes": [F.ke_shortens_episodes(ce, b, n), F.oas_reduces_effort(ce, b, n),
+                     F.most_efficient_context(T["outcomes"], b, n), F.ke_without_oas(ce, b, n),
+                     F.oana_lowers_success(ce, b, n), F.oana_raises_mentions(ce, b, n), F.oana_effort(ce, b, n),
+                     F.completion_gap_widens(ce, b, n)],
+        "channels": [F.channel_directions(T["directions"], ch, b, n) for ch in ("OAS", "KE", "OANA", "Full")
                      if ((T["directions"]["channel"] == ch) & (T["directions"]["backend"] == b)).any()],
-        "roles": F.role_asymmetries(T["role_counts"], T["asymmetry"], b),
-        "prediction": [F.context_helps_type_more(T["prediction_gain"], b), F.combined_context_tops(T["prediction"], b),
-                       F.parameter_bottleneck(T["prediction_means"], b)],
-        "strict": [F.strict_lowers_type(T["prediction_means"], T["strict_gap"], b),
-                   F.conditionals_hold(T["prediction_means"], b)],
-        "full_obs": [F.full_obs_shortens(T["full_vs_partial"], b), F.effort_remains(T["full_vs_partial"], b),
-                     F.oana_under_full_obs(ce, b), F.oas_under_full_obs(ce, b)],
-        "tail": [F.tested_effects(T["channel_tests"], b)],
+        "roles": F.role_asymmetries(T["role_counts"], T["asymmetry"], b, n),
+        "prediction": [F.context_helps_type_more(T["prediction_gain"], b, n),
+                       F.combined_context_tops(T["prediction"], b, n), F.parameter_bottleneck(T["prediction_means"], b, n)],
+        "strict": [F.strict_lowers_type(T["prediction_means"], T["strict_gap"], b, n),
+                   F.conditionals_hold(T["prediction_means"], b, n)],
+        "full_obs": [F.full_obs_shortens(T["full_vs_partial"], b, n), F.effort_remains(T["full_vs_partial"], b, n),
+                     F.oana_under_full_obs(ce, b, n), F.oas_under_full_obs(ce, b, n)],
+        "tail": [F.paired_effect(T["channel_tests"], *t, backend=b) for t in F.TESTED],
     }
+
+
+def limits(R: Report, C: pd.DataFrame) -> list[str]:
+    """What the run does not show (the headline's last paragraph): the backend's reach, the run's
+    size against the paper's (§4.1), and how many of the paper's claims it does not show or cannot
+    tell."""
+    offline = all(b.split(":")[0] in ("heuristic", "oracle", "replay") for b in R.backend.split(","))
+    out = ["The planner is offline and rule-based (one profile for both agents): the numbers show how the channels "
+           "act on its mechanisms, not how LLM planners behave."] if offline else []
+    lo, hi = int(C["n"].min()), int(C["n"].max())
+    size = f"{lo}" if lo == hi else f"{lo}–{hi}"
+    out.append(f"Each condition has {size} episodes on generated tasks in our household world; the paper runs 1,000 "
+               "PARTNR validation tasks once with four LLM planners, so planner differences are out of reach here.")
+    paper = [f for name, fs in R.sections.items() if name != "tail" for f in fs]
+    no, unsure = sum(f.shown is False for f in paper), sum(f.shown is None for f in paper)
+    out.append(f"Of the paper's {len(paper)} observations checked below, {no} are not shown by this run and {unsure} "
+               "cannot be told from it (see the end of the notebook).")
+    return out
 
 
 # -- the analysis tail ------------------------------------------------------------------------------------
