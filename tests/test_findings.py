@@ -65,220 +65,199 @@ def _ok(f: F.Finding, tables: dict[str, pd.DataFrame], shown: bool | None, *phra
         assert p in f.text, (p, f.text)
 
 
-# -- §4 ---------------------------------------------------------------------------------------------
-def _t8(sr1, sr2, auc1=0.4, auc2=0.5):
-    return _t([{"structure": "parallel", "n_agents": 1, "cases": 10, "SR": sr1, "AUC": auc1},
-               {"structure": "parallel", "n_agents": 2, "cases": 10, "SR": sr2, "AUC": auc2}])
+# -- §4 (MECoBench; issue 24: intervals and "too few units to tell") ---------------------------------
+def _t8(sr1, sr2, cases=200):
+    return _t([{"structure": "parallel", "n_agents": n, "cases": cases, "SR": v, "AUC": 0.5}
+               for n, v in ((1, sr1), (2, sr2))])
 
 
-def test_second_agent_gain_both_wordings():
+def test_second_agent_gain_follows_the_interval():
     t = _t8(0.4, 0.6)
-    _ok(F.second_agent_gain(t), {"table8": t}, True, "SR rises from 0.40 (1 agent) to 0.60 (2 agents)",
-        "AUC rises from 0.40", "as for most models in the paper")
-    t = _t8(0.6, 0.5, 0.5, 0.4)
-    _ok(F.second_agent_gain(t), {"table8": t}, False, "SR falls from 0.60", "AUC falls", "does not raise SR")
-    t = _t8(0.5, 0.5)
-    _ok(F.second_agent_gain(t), {"table8": t}, False, "SR is 0.50 with 1 agent and 0.50 with 2 agents")
-    t = _t8(0.5, 0.5).iloc[:1]
-    _ok(F.second_agent_gain(t), {"table8": t}, None, "Not checked")
+    _ok(F.second_agent_gain(t), {"table8": t}, True, "SR is 0.40 with 1 agent and 0.60 with 2 agents",
+        "A second agent raises SR, as in the paper")
+    t = _t8(0.6, 0.4)
+    _ok(F.second_agent_gain(t), {"table8": t}, False, "This run does not show the paper's gain from a second agent")
+    t = _t8(0.4, 0.6, cases=6)  # the same numbers from 6 tasks: too few units to tell
+    _ok(F.second_agent_gain(t), {"table8": t}, None, "Too few units to tell whether a second agent raises SR")
+    t = T.table8(pd.DataFrame({"structure": "parallel", "protocol": "broadcast", "n_agents": [1] * 4 + [2] * 4,
+                               "success": [0, 0, 1, 0, 1, 1, 1, 0], "completed": 1, "n_subgoals": 2,
+                               "progress": [[0, 1]] * 8, "credits": [{}] * 8, "actions": 4, "conflict_actions": 0,
+                               "handover_attempts": 0, "handover_failures": 0, "spatial_errors": 0, "tokens": 0,
+                               "budget": 60, "backend": B}))
+    f = F.second_agent_gain(t)
+    _ok(f, {"table8": t}, None, "0.25 [", "0.75 [")  # Wilson intervals from the table's own cells
+    _ok(F.second_agent_gain(t.iloc[:1]), {"table8": t.iloc[:1]}, None, "Not checked")
 
 
-def _scaling(values: dict[tuple[str, int], float], metric="SR", structure="parallel", prior="full"):
-    return _t([{"structure": structure, "prior": prior, "protocol": p, "n_agents": n, metric: v, "cases": 8}
+def _scaling(values: dict[tuple[str, int], float], metric="SR", structure="parallel", prior="full", cases=200):
+    return _t([{"structure": structure, "prior": prior, "protocol": p, "n_agents": n, metric: v, "cases": cases}
                for (p, n), v in values.items()])
 
 
 W = {"structure": "parallel", "prior": "full"}
 
 
-def test_inverted_u_both_wordings():
-    t = _scaling({("broadcast", n): v for n, v in zip(range(1, 6), [0.42, 0.5, 0.61, 0.55, 0.5])})
-    _ok(F.inverted_u(t, {**W, "protocol": "broadcast"}), {"scaling": t}, True,
-        "0.42 (1 agent)", "0.61 (3 agents)", "peak at 3 agents", "an inverted U as in the paper")
+def test_inverted_u_follows_the_intervals():
+    bc = {"structure": "parallel", "prior": "full", "protocol": "broadcast"}
+    t = _scaling({("broadcast", n): v for n, v in zip(range(1, 6), [0.42, 0.5, 0.71, 0.55, 0.5])})
+    _ok(F.inverted_u(t, bc), {"scaling": t}, True, "0.42 (1 agent)", "peaks at 3 agents", "as in the paper")
     t = _scaling({("broadcast", n): v for n, v in zip(range(1, 6), [0.42, 0.5, 0.61, 0.65, 0.7])})
-    _ok(F.inverted_u(t, {**W, "protocol": "broadcast"}), {"scaling": t}, False,
-        "highest with 5 agents", "does not rise and fall", "the heuristic backend does not show the paper's inverted U")
+    _ok(F.inverted_u(t, bc), {"scaling": t}, False, "SR is highest with 5 agents", "This run does not show")
     t = _scaling({("broadcast", n): 0.5 for n in range(1, 4)})
-    _ok(F.inverted_u(t, {**W, "protocol": "broadcast"}), {"scaling": t}, False, "the same at every team size")
-    # a peak inside the sweep that only ties an end is no inverted U
-    t = _scaling({("broadcast", n): v for n, v in zip(range(1, 4), [0.6, 0.6, 0.5])})
-    _ok(F.inverted_u(t, {**W, "protocol": "broadcast"}), {"scaling": t}, False, "highest with 1 and 2 agents")
+    _ok(F.inverted_u(t, bc), {"scaling": t}, False, "the same at every team size")
+    t = _scaling({("broadcast", n): v for n, v in zip(range(1, 6), [0.42, 0.5, 0.71, 0.55, 0.5])}, cases=8)
+    _ok(F.inverted_u(t, bc), {"scaling": t}, None, "Too few units to tell")
+    t = _scaling({("broadcast", n): v for n, v in zip(range(1, 4), [0.5, 0.7, 0.6])}, cases=8)
+    _ok(F.inverted_u(t, bc), {"scaling": t}, None)
     t = _scaling({("broadcast", 1): 0.4, ("broadcast", 2): 0.5})
-    _ok(F.inverted_u(t, {**W, "protocol": "broadcast"}), {"scaling": t}, None, "fewer than three team sizes")
+    _ok(F.inverted_u(t, bc), {"scaling": t}, None, "fewer than three team sizes")
 
 
-def test_inverted_u_compares_printed_numbers():
-    """0.604 and 0.601 print as 0.60: the sentence must not call one a peak over the other."""
-    t = _scaling({("broadcast", 1): 0.601, ("broadcast", 2): 0.604, ("broadcast", 3): 0.603})
-    _ok(F.inverted_u(t, {**W, "protocol": "broadcast"}), {"scaling": t}, False, "the same at every team size")
-
-
-def _comm(bc: list[float], iso: list[float], sizes=(1, 2, 3, 4)):
+def _comm(bc: list[float], iso: list[float], sizes=(1, 2, 3, 4), cases=200):
     return _scaling({**{("broadcast", n): v for n, v in zip(sizes, bc)},
-                     **{("isolated", n): v for n, v in zip(sizes, iso)}})
+                     **{("isolated", n): v for n, v in zip(sizes, iso)}}, cases=cases)
 
 
-def test_communication_helps_both_wordings():
+def test_communication_helps_combines_team_sizes():
+    t = _comm([0.4, 0.7, 0.65, 0.6], [0.4, 0.5, 0.45, 0.3])
+    _ok(F.communication_helps(t, W), {"scaling": t}, True, "0.70 vs 0.50 (2 agents)", "at every team size, as in the paper")
+    t = _comm([0.4, 0.6, 0.3, 0.3], [0.4, 0.5, 0.55, 0.5])
+    _ok(F.communication_helps(t, W), {"scaling": t}, False, "broadcast is not ahead with 3 and 4 agents")
+    t = _comm([0.4, 0.7, 0.65, 0.6], [0.4, 0.5, 0.45, 0.3], cases=5)
+    _ok(F.communication_helps(t, W), {"scaling": t}, None, "Too few units")
+    _ok(F.communication_helps(_comm([0.4], [0.4], sizes=(1,)), W), {"scaling": _comm([0.4], [0.4], sizes=(1,))},
+        None, "Not checked")
+
+
+def test_communication_gap_widens_needs_a_lead_to_widen():
     t = _comm([0.4, 0.6, 0.65, 0.6], [0.4, 0.5, 0.45, 0.3])
-    _ok(F.communication_helps(t, W), {"scaling": t}, True, "broadcast beats isolated agents at every team size",
-        "0.60 vs 0.50 with 2 agents", "as in the paper")
-    t = _comm([0.4, 0.6, 0.4, 0.3], [0.4, 0.5, 0.45, 0.5])
-    _ok(F.communication_helps(t, W), {"scaling": t}, False, "does not beat isolated agents with 3 and 4 agents",
-        "the heuristic backend does not show")
-    t = _comm([0.4, 0.4, 0.4, 0.3], [0.4, 0.5, 0.45, 0.5])
-    _ok(F.communication_helps(t, W), {"scaling": t}, False, "at any team size")
-    t = _comm([0.4], [0.4], sizes=(1,))
-    _ok(F.communication_helps(t, W), {"scaling": t}, None, "Not checked")
+    f = F.communication_gap_widens(t, W)
+    _ok(f, {"scaling": t}, True, "ahead of isolated agents with 2 agents (0.60 vs 0.50)", "0.60 vs 0.30 with 4 agents")
+    assert "0.65" not in f.text  # the middle sizes are communication_helps' sentence, not repeated here
+    t = _comm([0.4, 0.45, 0.65, 0.6], [0.4, 0.5, 0.45, 0.3])  # a sign change is not a widening gap
+    _ok(F.communication_gap_widens(t, W), {"scaling": t}, False, "behind", "no lead to widen")
+    t = _comm([0.4, 0.6, 0.65, 0.6], [0.4, 0.5, 0.45, 0.3], cases=4)
+    _ok(F.communication_gap_widens(t, W), {"scaling": t}, None)
 
 
-def test_communication_gap_widens_both_wordings():
-    t = _comm([0.4, 0.6, 0.65, 0.6], [0.4, 0.5, 0.45, 0.3])
-    _ok(F.communication_gap_widens(t, W), {"scaling": t}, True, "grows from 2 agents (SR 0.60 with broadcast vs 0.50",
-        "to 4 agents (0.60 vs 0.30)", "as in the paper")
-    t = _comm([0.4, 0.6, 0.65, 0.6], [0.4, 0.3, 0.45, 0.5])
-    _ok(F.communication_gap_widens(t, W), {"scaling": t}, False, "does not grow", "the heuristic backend does not show")
-    t = _comm([0.4, 0.6], [0.4, 0.3], sizes=(1, 2))
-    _ok(F.communication_gap_widens(t, W), {"scaling": t}, None, "Not checked")
+def _t11(par_bc, par_iso, seq_bc, seq_iso, hfr_bc=0.3, hfr_iso=0.6, cases=200):
+    return _t([{"structure": s, "protocol": p, "SR": v, "HFR": h, "cases": cases} for s, p, v, h in (
+        ("parallel", "broadcast", par_bc, math.nan), ("parallel", "isolated", par_iso, math.nan),
+        ("sequential", "broadcast", seq_bc, hfr_bc), ("sequential", "isolated", seq_iso, hfr_iso))])
 
 
-def _t11(par_bc, par_iso, seq_bc, seq_iso, hfr_bc=0.3, hfr_iso=0.6):
-    return _t([{"structure": "parallel", "protocol": "broadcast", "SR": par_bc, "HFR": math.nan},
-               {"structure": "parallel", "protocol": "isolated", "SR": par_iso, "HFR": math.nan},
-               {"structure": "sequential", "protocol": "broadcast", "SR": seq_bc, "HFR": hfr_bc},
-               {"structure": "sequential", "protocol": "isolated", "SR": seq_iso, "HFR": hfr_iso}])
-
-
-def test_communication_by_structure_both_wordings():
-    t = _t11(0.8, 0.6, 0.4, 0.1)
-    _ok(F.communication_by_structure(t), {"table11": t}, True, "0.40 with broadcast vs 0.10 isolated on sequential",
-        "costs more on sequential tasks, as in the paper")
-    t = _t11(0.8, 0.5, 0.4, 0.3)
-    _ok(F.communication_by_structure(t), {"table11": t}, False, "does not cost more", "the heuristic backend")
-    # sequential 'larger' only because parallel got worse with communication: not the paper's effect
-    t = _t11(0.5, 0.8, 0.3, 0.4)
-    _ok(F.communication_by_structure(t), {"table11": t}, False)
+def test_communication_by_structure_and_handovers():
+    t = _t11(0.8, 0.7, 0.6, 0.2)
+    _ok(F.communication_by_structure(t), {"table11": t}, True, "0.60 vs 0.20 on sequential", "costs more on sequential")
+    t = _t11(0.8, 0.3, 0.6, 0.4)
+    _ok(F.communication_by_structure(t), {"table11": t}, False, "larger drop on sequential tasks")
+    t = _t11(0.8, 0.7, 0.6, 0.2, cases=6)
+    _ok(F.communication_by_structure(t), {"table11": t}, None)
     _ok(F.communication_by_structure(t.iloc[:2]), {"table11": t.iloc[:2]}, None, "Not checked")
-
-
-def test_handover_failures_without_communication_both_wordings():
     t = _t11(0.8, 0.6, 0.4, 0.1, 0.3, 0.6)
-    _ok(F.handover_failures_without_communication(t), {"table11": t}, True, "HFR is 0.60 isolated vs 0.30",
-        "as in the paper")
+    _ok(F.handover_failures_without_communication(t), {"table11": t}, True, "HFR is 0.60 isolated vs 0.30")
     t = _t11(0.8, 0.6, 0.4, 0.1, 0.6, 0.3)
-    _ok(F.handover_failures_without_communication(t), {"table11": t}, False, "do not fail more often", "heuristic backend")
+    _ok(F.handover_failures_without_communication(t), {"table11": t}, False, "rise in HFR")
     t = _t11(0.8, 0.6, 0.4, 0.1, math.nan, 0.3)
     _ok(F.handover_failures_without_communication(t), {"table11": t}, None, "HFR is NA")
 
 
-def _trends(slopes: dict[int, float], structure="parallel", prior="full"):
+def _trends(slopes: dict[int, float], structure="parallel", prior="full", cases=40):
     return _t([{"structure": structure, "prior": prior, "n_agents": n, "slope": s, "intercept": 1.0,
-                "min_objects": 2, "max_objects": 7} for n, s in slopes.items()])
+                "min_objects": 2, "max_objects": 7, "cases": cases} for n, s in slopes.items()])
 
 
-def test_objects_decline_both_wordings():
+def test_objects_decline_and_robust():
     t = _trends({1: -0.12, 2: -0.05, 3: -0.04})
     _ok(F.objects_decline(t, W), {"trends": t}, True, "-0.12 (1 agent)", "SR falls as tasks have more objects")
-    t = _trends({1: -0.12, 2: 0.0, 3: 0.02})
-    _ok(F.objects_decline(t, W), {"trends": t}, False, "does not fall with more objects for 2 agents and 3 agents",
-        "heuristic backend")
-    t = _trends({1: math.nan})
-    _ok(F.objects_decline(t, W), {"trends": t}, None, "Not checked")
-
-
-def test_objects_robust_both_wordings():
-    t = _trends({1: -0.12, 2: -0.05, 3: -0.04})
-    _ok(F.objects_robust(t, W), {"trends": t}, True, "-0.12 with 1 agent", "every larger team holds up better")
-    t = _trends({1: -0.05, 2: -0.12, 3: -0.04})
-    _ok(F.objects_robust(t, W), {"trends": t}, False, "not flatter for 2 agents", "heuristic backend")
-    t = _trends({2: -0.05, 3: -0.04})
-    _ok(F.objects_robust(t, W), {"trends": t}, None, "Not checked")
+    _ok(F.objects_robust(t, W), {"trends": t}, True, "slope of -0.12", "flatter with 2 and 3 agents")
+    t = _trends({1: -0.05, 2: 0.0, 3: -0.12})
+    _ok(F.objects_decline(t, W), {"trends": t}, False, "decline for 2 agents")
+    _ok(F.objects_robust(t, W), {"trends": t}, False, "not with 3")
+    t = _trends({1: -0.12, 2: -0.05}, cases=6)
+    _ok(F.objects_decline(t, W), {"trends": t}, None, "Too few units")
+    _ok(F.objects_robust(_trends({2: -0.05}), W), {"trends": _trends({2: -0.05})}, None, "Not checked")
 
 
 # -- §5 ---------------------------------------------------------------------------------------------
-def _modes(srs: dict[str, float], structure="parallel"):
-    return _t([{"structure": structure, "protocol": p, "SR": v, "AUC": 0.5} for p, v in srs.items()])
+def _modes(srs: dict[str, float], structure="parallel", cases=200):
+    return _t([{"structure": structure, "protocol": p, "SR": v, "AUC": 0.5, "cases": cases} for p, v in srs.items()])
 
 
-def test_protocol_ranking_both_wordings():
-    t = _modes({"isolated": 0.3, "broadcast": 0.6, "leader": 0.7, "discuss": 0.5})
-    _ok(F.protocol_ranking(t, "parallel"), {"modes": t}, True, "leader 0.70, broadcast 0.60, discuss 0.50, isolated 0.30",
-        "The leader ranks first", "Isolated agents rank last")
-    t = _modes({"isolated": 0.65, "broadcast": 0.7, "leader": 0.6, "discuss": 0.5})
-    _ok(F.protocol_ranking(t, "parallel"), {"modes": t}, False, "The leader ranks 3rd, not first",
-        "Isolated agents do not rank last", "heuristic backend")
+def test_protocol_ranking_by_intervals():
+    t = _modes({"isolated": 0.3, "broadcast": 0.55, "leader": 0.75, "discuss": 0.5})
+    _ok(F.protocol_ranking(t, "parallel"), {"modes": t}, True, "leader 0.75, broadcast 0.55, discuss 0.50, isolated 0.30",
+        "The leader ranks first, as in the paper", "Isolated agents rank last, as in the paper")
+    t = _modes({"isolated": 0.65, "broadcast": 0.8, "leader": 0.4, "discuss": 0.3})
+    _ok(F.protocol_ranking(t, "parallel"), {"modes": t}, False, "leader ranking first: it ranks 3rd",
+        "isolated agents ranking last")
     t = _modes({"isolated": 0.3, "broadcast": 0.7, "leader": 0.7})
-    _ok(F.protocol_ranking(t, "parallel"), {"modes": t}, False, "shares first place with broadcast")
-    t = _modes({"isolated": 0.0, "broadcast": 0.0, "leader": 0.0})
-    _ok(F.protocol_ranking(t, "parallel"), {"modes": t}, False, "SR is 0.00 with every protocol")
-    t = _modes({"broadcast": 0.7})
-    _ok(F.protocol_ranking(t, "parallel"), {"modes": t}, None, "Not checked")
+    _ok(F.protocol_ranking(t, "parallel"), {"modes": t}, None, "Too few units to tell whether the leader")
+    _ok(F.protocol_ranking(_modes({"broadcast": 0.7}), "parallel"), {"modes": _modes({"broadcast": 0.7})}, None,
+        "Not checked")
 
 
-def test_leader_scaling_both_wordings():
+def test_leader_scaling_wordings():
     t = _scaling({("leader", 2): 0.8, ("broadcast", 2): 0.7, ("leader", 5): 0.6, ("broadcast", 5): 0.65})
-    _ok(F.leader_scaling(t, W), {"scaling": t}, True, "0.80 with a leader vs 0.70 with broadcast at 2 agents",
-        "shrinks as the team grows, as in the paper")
+    _ok(F.leader_scaling(t, W), {"scaling": t}, True, "0.80 vs 0.70 with 2 agents", "shrinks as the team grows")
     t = _scaling({("leader", 2): 0.8, ("broadcast", 2): 0.7, ("leader", 5): 0.9, ("broadcast", 5): 0.65})
-    _ok(F.leader_scaling(t, W), {"scaling": t}, False, "does not shrink", "heuristic backend")
+    _ok(F.leader_scaling(t, W), {"scaling": t}, False, "does not shrink")
     t = _scaling({("leader", 2): 0.6, ("broadcast", 2): 0.7, ("leader", 5): 0.5, ("broadcast", 5): 0.65})
-    _ok(F.leader_scaling(t, W), {"scaling": t}, False, "the leader does not beat broadcast in the smallest team")
-    t = _scaling({("leader", 2): 0.7, ("broadcast", 2): 0.7})
-    _ok(F.leader_scaling(t, W), {"scaling": t}, None, "Not checked")
+    _ok(F.leader_scaling(t, W), {"scaling": t}, False, "it does not beat broadcast with 2 agents")
+    t = _scaling({("leader", 2): 0.8, ("broadcast", 2): 0.7, ("leader", 5): 0.6, ("broadcast", 5): 0.65}, cases=3)
+    _ok(F.leader_scaling(t, W), {"scaling": t}, None)
 
 
-def _mixed(weak, mixed, strong):
-    return _t([{"profile": "weak,weak", "SR": weak}, {"profile": "strong,weak", "SR": mixed},
-               {"profile": "strong,strong", "SR": strong}])
+def _mixed(weak, mixed, strong, cases=200):
+    return _t([{"profile": p, "SR": v, "cases": cases} for p, v in
+               (("weak,weak", weak), ("strong,weak", mixed), ("strong,strong", strong))])
 
 
-def test_mixed_leader_all_wordings():
+def test_mixed_leader_wordings():
     args = ("profile", "weak,weak", "strong,weak", "strong,strong")
-    t = _mixed(0.5, 0.6, 0.9)
-    _ok(F.mixed_leader(t, *args), {"mixed": t}, True, "reaches SR 0.60", "below their midpoint",
-        "does not reach the all-strong level, as in the paper")
-    t = _mixed(0.5, 0.8, 0.9)
-    _ok(F.mixed_leader(t, *args), {"mixed": t}, True, "above their midpoint")
-    t = _mixed(0.6, 0.5, 0.9)
-    _ok(F.mixed_leader(t, *args), {"mixed": t}, False, "no better than the all-weak one", "heuristic backend")
-    t = _mixed(0.5, 0.9, 0.9)
-    _ok(F.mixed_leader(t, *args), {"mixed": t}, False, "matches or beats the all-strong one")
-    t = _mixed(0.5, 0.9, 0.9).iloc[:2]
-    _ok(F.mixed_leader(t, *args), {"mixed": t}, None, "Not checked")
+    t = _mixed(0.3, 0.6, 0.9)
+    _ok(F.mixed_leader(t, *args), {"mixed": t}, True, "SR is 0.60 for the strong,weak team", "as in the paper")
+    t = _mixed(0.6, 0.3, 0.9)
+    _ok(F.mixed_leader(t, *args), {"mixed": t}, False, "lift from a strong leader")
+    t = _mixed(0.3, 0.9, 0.6)
+    _ok(F.mixed_leader(t, *args), {"mixed": t}, False, "gap to the all-strong team")
+    t = _mixed(0.3, 0.6, 0.9, cases=5)
+    _ok(F.mixed_leader(t, *args), {"mixed": t}, None)
+    _ok(F.mixed_leader(t.iloc[:2], *args), {"mixed": t.iloc[:2]}, None, "Not checked")
 
 
-def _memory(rows: dict[tuple[str, int, str], tuple[float, float, float]]):
-    return _t([{"structure": s, "n_agents": n, "protocol": p, "SR": sr, "AUC": auc, "TokensPerStep": tok}
+def _memory(rows: dict[tuple[str, int, str], tuple[float, float, float]], cases=200):
+    return _t([{"structure": s, "n_agents": n, "protocol": p, "SR": sr, "AUC": auc, "TokensPerStep": tok, "cases": cases}
                for (s, n, p), (sr, auc, tok) in rows.items()])
 
 
-def test_shared_memory_vs_broadcast_both_wordings_and_structures():
-    t = _memory({("parallel", 2, "shared_memory"): (0.7, 0.6, 10), ("parallel", 2, "broadcast"): (0.6, 0.5, 20),
-                 ("parallel", 4, "shared_memory"): (0.6, 0.5, 10), ("parallel", 4, "broadcast"): (0.5, 0.4, 20),
-                 ("sequential", 2, "shared_memory"): (0.3, 0.3, 10), ("sequential", 2, "broadcast"): (0.4, 0.4, 20)})
+def test_shared_memory_findings():
+    t = _memory({("parallel", 2, "shared_memory"): (0.8, 0.6, 10), ("parallel", 2, "broadcast"): (0.6, 0.5, 20),
+                 ("parallel", 4, "shared_memory"): (0.7, 0.5, 10), ("parallel", 4, "broadcast"): (0.5, 0.4, 20),
+                 ("sequential", 2, "shared_memory"): (0.2, 0.3, 10), ("sequential", 2, "broadcast"): (0.4, 0.4, 20)})
     tb = {"memory": t}
-    _ok(F.shared_memory_vs_broadcast(t, "parallel"), tb, True, "0.70 vs 0.60 with 2 agents", "0.60 vs 0.50 with 4 agents",
-        "higher at every team size, as in the paper")
-    _ok(F.shared_memory_vs_broadcast(t, "sequential"), tb, True, "lower at every team size, as in the paper")
-    _ok(F.shared_memory_progress(t, "parallel"), tb, True, "makes progress sooner at every team size")
-    _ok(F.memory_tokens(t, "parallel"), tb, True, "10.0 vs 20.0 with 2 agents", "fewer with shared memory")
-    t = _memory({("parallel", 2, "shared_memory"): (0.5, 0.4, 0), ("parallel", 2, "broadcast"): (0.6, 0.5, 0),
-                 ("parallel", 4, "shared_memory"): (0.6, 0.5, 0), ("parallel", 4, "broadcast"): (0.5, 0.6, 0),
-                 ("sequential", 2, "shared_memory"): (0.5, 0.3, 0), ("sequential", 2, "broadcast"): (0.4, 0.4, 0)})
+    _ok(F.shared_memory_vs_broadcast(t, "parallel"), tb, True, "0.80 vs 0.60 (2 agents)", "Shared memory raises SR")
+    _ok(F.shared_memory_vs_broadcast(t, "sequential"), tb, True, "Shared memory lowers SR, as in the paper")
+    _ok(F.shared_memory_progress(t, "parallel"), tb, True, "makes progress sooner")
+    _ok(F.memory_tokens(t, "parallel"), tb, True, "10.0 vs 20.0 (2 agents)", "fewer tokens")
+    t = _memory({("parallel", 2, "shared_memory"): (0.4, 0.4, 0), ("parallel", 2, "broadcast"): (0.6, 0.5, 0),
+                 ("sequential", 2, "shared_memory"): (0.6, 0.3, 0), ("sequential", 2, "broadcast"): (0.4, 0.4, 0)})
     tb = {"memory": t}
-    _ok(F.shared_memory_vs_broadcast(t, "parallel"), tb, False, "not higher with 2 agents", "heuristic backend")
-    _ok(F.shared_memory_vs_broadcast(t, "sequential"), tb, False, "not lower with 2 agents")
-    _ok(F.shared_memory_progress(t, "parallel"), tb, False, "does not make progress sooner with 2 and 4 agents")
-    _ok(F.memory_tokens(t, "parallel"), tb, None, "spends no tokens", "cannot be checked")
-    t = _memory({("parallel", 2, "shared_memory"): (0.5, 0.4, 30), ("parallel", 2, "broadcast"): (0.6, 0.5, 20)})
-    _ok(F.memory_tokens(t, "parallel"), {"memory": t}, False, "not fewer with 2 agents")
+    _ok(F.shared_memory_vs_broadcast(t, "parallel"), tb, False, "This run does not show")
+    _ok(F.shared_memory_vs_broadcast(t, "sequential"), tb, False)
+    _ok(F.shared_memory_progress(t, "parallel"), tb, False)
+    _ok(F.memory_tokens(t, "parallel"), tb, None, "cannot be checked")
+    _ok(F.shared_memory_vs_broadcast(t, "parallel"), tb, False)
+    t = _memory({("parallel", 2, "shared_memory"): (0.7, 0.6, 0), ("parallel", 2, "broadcast"): (0.6, 0.5, 0)}, cases=7)
+    _ok(F.shared_memory_vs_broadcast(t, "parallel"), {"memory": t}, None, "Too few units")
     _ok(F.shared_memory_vs_broadcast(t, "sequential"), {"memory": t}, None, "Not checked")
 
 
 # -- §6.1 -------------------------------------------------------------------------------------------
-def _priors(srs: dict[tuple[str, int], float], budgets=None):
+def _priors(srs: dict[tuple[str, int], float], budgets=None, cases=200):
     budgets = budgets or {}
-    return _t([{"prior": p, "budget": budgets.get(p, S.default_budget("parallel", p)), "n_agents": n, "SR": v}
-               for (p, n), v in srs.items()])
+    return _t([{"prior": p, "budget": budgets.get(p, S.default_budget("parallel", p)), "n_agents": n, "SR": v,
+                "cases": cases} for (p, n), v in srs.items()])
 
 
 def test_budgets_used_both_wordings():
@@ -299,40 +278,44 @@ def test_default_budget_is_the_papers():
 
 def test_prior_ablation_all_wordings():
     t = _priors({("full", 2): 0.8, ("no_location", 2): 0.3, ("noisy", 2): 0.7, ("no_appearance", 2): 0.8,
-                 ("none", 2): 0.9})
+                 ("none", 2): 0.95})
     tb = {"priors": t}
-    _ok(F.prior_ablation(t, "no_location"), tb, True, "0.30 with no-location priors vs 0.80 with full priors (lower)",
-        "missing locations cost SR, as in the paper")
-    _ok(F.prior_ablation(t, "noisy"), tb, True, "noisy locations cost SR")
-    _ok(F.prior_ablation(t, "none"), tb, False, "(higher)", "do not cost SR", "heuristic backend")
-    _ok(F.prior_ablation(t, "no_appearance"), tb, None, "(the same)", "model-dependent")
+    _ok(F.prior_ablation(t, "no_location"), tb, True, "SR is 0.30 with no-location priors and 0.80 with full priors",
+        "Missing locations cost SR, as in the paper")
+    _ok(F.prior_ablation(t, "noisy"), tb, True, "Noisy locations cost SR")
+    _ok(F.prior_ablation(t, "none"), tb, False, "the paper's drop in SR with missing locations")
+    _ok(F.prior_ablation(t, "no_appearance"), tb, None, "model-dependent")
     _ok(F.prior_ablation(t, "noisy", n_agents=3), tb, None, "Not checked")
+    t = _priors({("full", 2): 0.8, ("no_location", 2): 0.3}, cases=5)
+    _ok(F.prior_ablation(t, "no_location"), {"priors": t}, None, "Too few units")
 
 
-def _t3(rows: dict[str, tuple[float, float]]):
-    t = _t([{"prior": p, "SR 1 agent": a, "SR 2 agents": b, "cases 1 agent": 8, "cases 2 agents": 8} for p, (a, b) in rows.items()])
+def _t3(rows: dict[str, tuple[float, float]], cases=200):
+    t = _t([{"prior": p, "SR 1 agent": a, "SR 2 agents": b, "cases 1 agent": cases, "cases 2 agents": cases}
+            for p, (a, b) in rows.items()])
     t["relative gain"] = ((t["SR 2 agents"] - t["SR 1 agent"]) / t["SR 1 agent"].where(t["SR 1 agent"] > 0)).astype(float)
     return t
 
 
-def test_gain_under_missing_priors_both_wordings():
-    t = _t3({"full": (0.8, 0.9), "no_location": (0.2, 0.3), "noisy": (0.5, 0.7)})
-    _ok(F.gain_under_missing_priors(t), {"table3": t}, True, "no-location priors 0.20 → 0.30 (+50.0%)",
-        "a second agent helps under every missing or noisy prior")
-    t = _t3({"full": (0.8, 0.9), "no_location": (0.0, 0.0), "noisy": (0.5, 0.7)})
-    _ok(F.gain_under_missing_priors(t), {"table3": t}, False, "(relative gain undefined)",
-        "does not help with no-location priors", "heuristic backend")
-    t = _t3({"full": (0.8, 0.9)})
-    _ok(F.gain_under_missing_priors(t), {"table3": t}, None, "Not checked")
+def test_gain_under_missing_priors_wordings():
+    t = _t3({"full": (0.8, 0.9), "no_location": (0.2, 0.4), "noisy": (0.5, 0.7)})
+    _ok(F.gain_under_missing_priors(t), {"table3": t}, True, "0.20 → 0.40 (no-location priors)",
+        "A second agent helps under every missing or noisy prior")
+    t = _t3({"full": (0.8, 0.9), "no_location": (0.4, 0.1), "noisy": (0.5, 0.7)})
+    _ok(F.gain_under_missing_priors(t), {"table3": t}, False, "This run does not show")
+    t = _t3({"full": (0.8, 0.9), "no_location": (0.2, 0.4)}, cases=4)
+    _ok(F.gain_under_missing_priors(t), {"table3": t}, None, "Too few units")
+    _ok(F.gain_under_missing_priors(_t3({"full": (0.8, 0.9)})), {"table3": _t3({"full": (0.8, 0.9)})}, None,
+        "Not checked")
 
 
-def test_largest_gain_prior_both_wordings():
+def test_largest_gain_prior_wordings():
     t = _t3({"full": (0.8, 0.9), "no_location": (0.2, 0.25), "noisy": (0.5, 0.7)})
-    _ok(F.largest_gain_prior(t), {"table3": t}, True, "noisy priors +40.0%", "largest with noisy priors, as in the paper")
+    _ok(F.largest_gain_prior(t), {"table3": t}, True, "+40% (noisy priors)", "largest with noisy priors, as in the paper")
     t = _t3({"full": (0.4, 0.9), "no_location": (0.2, 0.25), "noisy": (0.5, 0.7)})
-    _ok(F.largest_gain_prior(t), {"table3": t}, False, "full priors +125.0%", "not largest with noisy priors")
-    t = _t3({"full": (0.4, 0.9), "no_location": (0.2, 0.25)})
-    _ok(F.largest_gain_prior(t), {"table3": t}, None, "Not checked")
+    _ok(F.largest_gain_prior(t), {"table3": t}, False, "+125% (full priors)", "it is largest with full priors")
+    t = _t3({"full": (0.8, 0.9), "no_location": (0.2, 0.25), "noisy": (0.5, 0.7)}, cases=3)
+    _ok(F.largest_gain_prior(t), {"table3": t}, None)
 
 
 # -- §6.2, appendices E-F ---------------------------------------------------------------------------
@@ -356,21 +339,22 @@ def test_failure_rates_table():
 
 
 def test_false_completions_all_wordings():
-    ind = _ind([("strong", True, False, False, False, False)] * 3 + [("weak", False, True, False, False, False),
-                                                                    ("weak", True, False, False, False, False)])
+    ind = _ind([("strong", True, False, False, False, False)] * 30 + [("weak", False, True, False, False, False)] * 12
+               + [("weak", True, False, False, False, False)] * 12)
     t = T.failure_rates(ind, ["profile"])
-    _ok(F.false_completions(t, "profile"), {"failures": t}, True, "1 of 5 episodes (20.0%)",
-        "most often with profile weak (50.0%)", "SR is 0.00 with one vs 1.00 without", "destructive, as in the paper")
+    _ok(F.false_completions(t, "profile"), {"failures": t}, True, "12 of 54 episodes (22.2%)",
+        "most often with profile weak (50.0%)", "SR is 0.00 in those episodes and 1.00 in the others",
+        "False completions are destructive, as in the paper")
     ind = _ind([("strong", False, False, False, False, False), ("weak", True, True, False, False, False)])
     t = T.failure_rates(ind, ["profile"])
-    _ok(F.false_completions(t, "profile"), {"failures": t}, False, "not lower", "heuristic backend")
+    _ok(F.false_completions(t, "profile"), {"failures": t}, None, "Too few units")
     ind = _ind([("strong", True, False, False, False, False)] * 2)
     t = T.failure_rates(ind, ["profile"])
-    _ok(F.false_completions(t, "profile"), {"failures": t}, None, "No episode had a false completion (0 of 2 episodes)")
+    _ok(F.false_completions(t, "profile"), {"failures": t}, None, "No episode had a false completion (0 of 2)")
 
 
-def _by_profile(rates: dict[str, float], indicator: str):
-    return _t([{"profile": p, "indicator": indicator, "rate": r} for p, r in rates.items()])
+def _by_profile(rates: dict[str, float], indicator: str, episodes=40):
+    return _t([{"profile": p, "indicator": indicator, "rate": r, "episodes": episodes} for p, r in rates.items()])
 
 
 @pytest.mark.parametrize("fn,indicator,paper", [
@@ -384,28 +368,32 @@ def test_failure_by_profile_both_wordings(fn, indicator, paper):
     _ok(f, {"failures": t}, True if paper else None, "5.0% (strong), 10.0% (medium) and 20.0% (weak)", "rising from")
     assert ("in line with the paper" in f.text) == paper and ("no claim by capability" in f.text) != paper
     t = _by_profile({"strong": 0.05, "medium": 0.3, "weak": 0.2}, indicator)
-    f = fn(t)
-    _ok(f, {"failures": t}, False if paper else None, "not rising steadily")
+    _ok(fn(t), {"failures": t}, False if paper else None, "not rising steadily")
+    t = _by_profile({"strong": 0.05, "medium": 0.1, "weak": 0.2}, indicator, episodes=4)
+    if paper:
+        _ok(fn(t), {"failures": t}, None, "Too few units")
     _ok(fn(t.iloc[:1]), {"failures": t.iloc[:1]}, None, "Not checked")
 
 
 def test_handover_failures_by_profile_both_wordings():
-    t = _t([{"structure": "sequential", "profile": p, "HFR": v} for p, v in (("strong", 0.2), ("medium", 0.3), ("weak", 0.6))])
+    t = _t([{"structure": "sequential", "profile": p, "HFR": v, "cases": 20} for p, v in (("strong", 0.2), ("medium", 0.3), ("weak", 0.6))])
     _ok(F.handover_failures_by_profile(t), {"profiles": t}, True, "0.20 (strong)", "rising from the strong to the weak")
-    t = _t([{"structure": "sequential", "profile": p, "HFR": v} for p, v in (("strong", 0.4), ("medium", 0.3), ("weak", 0.6))])
-    _ok(F.handover_failures_by_profile(t), {"profiles": t}, False, "not rising steadily", "heuristic backend")
+    t = _t([{"structure": "sequential", "profile": p, "HFR": v, "cases": 20} for p, v in (("strong", 0.4), ("medium", 0.3), ("weak", 0.6))])
+    _ok(F.handover_failures_by_profile(t), {"profiles": t}, False, "not rising steadily")
 
 
-def _t18(sr_q, sr_no, obj_q, obj_no):
-    return _t([{"structure": "parallel", "Q.": "w/ Q.", "#Case": 5, "Avg. #Obj.": obj_q, "SR (%)": sr_q},
-               {"structure": "parallel", "Q.": "w/o Q.", "#Case": 9, "Avg. #Obj.": obj_no, "SR (%)": sr_no}])
+def _t18(sr_q, sr_no, obj_q, obj_no, n=20):
+    return _t([{"structure": "parallel", "Q.": "w/ Q.", "#Case": n, "Avg. #Obj.": obj_q, "SR (%)": sr_q},
+               {"structure": "parallel", "Q.": "w/o Q.", "#Case": n, "Avg. #Obj.": obj_no, "SR (%)": sr_no}])
 
 
-def test_coordination_queries_both_wordings():
+def test_coordination_queries_wordings():
     t = _t18(60.0, 75.0, 4.7, 4.35)
     _ok(F.coordination_queries(t, "parallel"), {"table18": t}, True, "SR 60.0% and 4.70 objects", "as in the paper")
     t = _t18(80.0, 75.0, 4.7, 4.35)
-    _ok(F.coordination_queries(t, "parallel"), {"table18": t}, False, "not both lower SR and more objects")
+    _ok(F.coordination_queries(t, "parallel"), {"table18": t}, False, "lower SR and more objects")
+    _ok(F.coordination_queries(_t18(60.0, 75.0, 4.7, 4.35, n=5), "parallel"), {"table18": _t18(60.0, 75.0, 4.7, 4.35, n=5)},
+        None, "Too few units")
     _ok(F.coordination_queries(t, "sequential"), {"table18": t}, None, "Not checked")
 
 
@@ -417,27 +405,27 @@ def _t19(adj_sr, adj_cr, raw_sr=-5.0):
 def test_correction_effect_both_wordings():
     t = _t19(2.4, 3.5)
     _ok(F.correction_effect(t, "parallel"), {"table19": t}, True, "SR by +2.4 pp and CR by +3.5 pp",
-        "(raw SR difference -5.0 pp)", "correction helps, as in the paper")
+        "(raw SR difference -5.0 pp)", "Correction helps, as in the paper")
     t = _t19(-2.4, 3.5)
-    _ok(F.correction_effect(t, "parallel"), {"table19": t}, False, "not a gain in both", "heuristic backend")
-    t = _t19(0.02, 3.5)  # prints as +0.0 pp: no gain
-    _ok(F.correction_effect(t, "parallel"), {"table19": t}, False)
-    t = _t19(math.nan, math.nan)
-    _ok(F.correction_effect(t, "parallel"), {"table19": t}, None, "Not checked")
+    _ok(F.correction_effect(t, "parallel"), {"table19": t}, False, "adjusted gain from correction")
+    _ok(F.correction_effect(_t19(0.02, 3.5), "parallel"), {"table19": _t19(0.02, 3.5)}, False)
+    _ok(F.correction_effect(_t19(math.nan, math.nan), "parallel"), {"table19": _t19(math.nan, math.nan)}, None,
+        "Not checked")
 
 
-def test_self_correction_by_profile_both_wordings():
-    ind = _ind([("strong", True, False, False, True, True), ("strong", True, False, False, False, False),
-                ("weak", True, False, False, True, True), ("weak", True, False, False, True, False),
-                ("weak", True, False, False, False, False)])
-    t = T.correction_rates(ind, "profile")
-    _ok(F.self_correction_by_profile(t), {"corrections": t}, True, "strong 100.0% vs 0.0%; weak 50.0% vs 0.0%",
+def test_self_correction_by_profile_wordings():
+    rows = ([("strong", True, False, False, True, True)] * 10 + [("strong", True, False, False, False, False)] * 10
+            + [("weak", True, False, False, True, True)] * 5 + [("weak", True, False, False, True, False)] * 5
+            + [("weak", True, False, False, False, False)] * 10)
+    t = T.correction_rates(_ind(rows), "profile")
+    _ok(F.self_correction_by_profile(t), {"corrections": t}, True, "100.0% vs 0.0% (strong); 50.0% vs 0.0% (weak)",
         "for every profile, as in the paper")
-    ind = _ind([("strong", True, False, False, True, False), ("strong", True, False, False, False, True)])
-    t = T.correction_rates(ind, "profile")
-    _ok(F.self_correction_by_profile(t), {"corrections": t}, False, "not more often after a wrong grab for strong")
-    ind = _ind([("strong", True, False, False, False, False)])
-    t = T.correction_rates(ind, "profile")
+    t = T.correction_rates(_ind([("strong", True, False, False, True, False)] * 10
+                                + [("strong", True, False, False, False, True)] * 10), "profile")
+    _ok(F.self_correction_by_profile(t), {"corrections": t}, False, "error-triggered correction for strong")
+    t = T.correction_rates(_ind(rows[:2] + rows[10:12]), "profile")
+    _ok(F.self_correction_by_profile(t), {"corrections": t}, None, "Too few units")
+    t = T.correction_rates(_ind([("strong", True, False, False, False, False)]), "profile")
     _ok(F.self_correction_by_profile(t), {"corrections": t}, None, "Not checked")
 
 
@@ -448,13 +436,13 @@ def test_quote_refuses_an_ambiguous_row_and_reads_missing_as_none():
     assert F.quote(t, "t", {"a": 2}, "x") is None and F.quote(t, "t", {"a": 3}, "x") is None
 
 
-def test_the_backend_is_named_for_llm_runs_too():
+def test_the_backend_is_named_once_for_llm_runs_too():
     t = _t8(0.6, 0.4).assign(backend="vllm:Qwen/Qwen3-VL-8B")
     f = F.second_agent_gain(t)
-    assert f.text.startswith("**vllm:Qwen/Qwen3-VL-8B**: ") and "the vllm:Qwen/Qwen3-VL-8B backend does not show" in f.text
-    r = F.Report("vllm:Qwen/Qwen3-VL-8B", 4, {"table8": t}, {"table8": [f]})
+    assert "vllm" not in f.text and "This run does not show" in f.text
+    r = F.Report("vllm:Qwen/Qwen3-VL-8B", 4, {"table8": t}, {"table8": [f]}, headlines=[f])
     assert "not findings about LLMs" not in r.markdown() and "not findings about LLMs" in F.Report(B, 1).markdown()
-    assert r.markdown("table8") == f"- {f.text}"
+    assert r.markdown("table8") == f"- {f.text}" and r.headline_markdown().count("vllm:Qwen/Qwen3-VL-8B") == 1
     with pytest.raises(KeyError, match="table8"):
         r.findings("nope")
 
@@ -494,13 +482,13 @@ def _run_and_read(nb: Path, P: dict):
     if nb.stem == "07_partner_information":
         from collablab.studies.partnr import experiments as E7, report as RP7
 
-        assert "E.run_notebook(P)" in src and "RP.read_notebook(episodes, steps, P, run_dir)" in src
-        episodes, steps, run_dir = E7.run_notebook(P)
-        return episodes, RP7.read_notebook(episodes, steps, P, run_dir)
+        assert "E.run_notebook(P)" in src and "RP.read_notebook(episodes, steps, P)" in src
+        episodes, steps, _ = E7.run_notebook(P)
+        return episodes, RP7.read_notebook(episodes, steps, P)
     name = NOTEBOOK_OF[nb.stem]
     assert f'S.read_notebook(\\"{name}\\"' in src and f'S.run_notebook(\\"{name}\\"' in src
-    episodes, steps, _ = S.run_notebook(name, P)
-    return episodes, S.read_notebook(name, episodes, steps, P)
+    episodes, steps, run_dir = S.run_notebook(name, P)
+    return episodes, S.read_notebook(name, episodes, steps, P, run_dir)
 
 
 @pytest.mark.parametrize("nb", notebook_paths(ROOT), ids=lambda p: p.stem)
