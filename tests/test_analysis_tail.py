@@ -112,7 +112,8 @@ def test_tail_returns_all_tables_and_labelled_figures() -> None:
     row = c[(c["outcome"] == "success") & (c["test"] == "sign_flip")].iloc[0]
     assert row["estimate"] == pytest.approx(direct["estimate"].iloc[0])
     assert r["correction"].ok
-    assert set(r["figures"]) >= {"forest", "behaviours", "lift", "progress", "dup_grab", "correction", "team_size"}
+    assert set(r["figures"]) >= {"forest", "behaviours", "lift", "coord_query", "progress", "dup_grab", "correction",
+                                 "team_size"}
     for name, fig in r["figures"].items():
         assert isinstance(fig, Figure), name
         assert "backend: heuristic" in _titles(fig), name

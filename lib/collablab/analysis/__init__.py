@@ -47,6 +47,7 @@ from .failures import (
 from .lift import behaviour_effect_table, lift_table, newcombe_diff_ci, wilson_ci
 from .plots import (
     behaviour_plot,
+    coord_query_plot,
     dup_grab_plot,
     forest_plot,
     lift_plot,
@@ -114,6 +115,7 @@ __all__ = [
     "tag_messages",
     "tag_text",
     "behaviour_plot",
+    "coord_query_plot",
     "dup_grab_plot",
     "forest_plot",
     "lift_plot",

@@ -29,6 +29,7 @@ __all__ = [
     "HouseFigure",
     "backend_title",
     "behaviour_plot",
+    "coord_query_plot",
     "dup_grab_plot",
     "forest_plot",
     "lift_plot",
@@ -132,6 +133,13 @@ def _panels(n: int, width: float, height: float, *, ncols: int | None = None, sh
     for ax in axes[n:]:
         ax.set_visible(False)
     return fig, axes[:max(n, 1)]
+
+
+def _level(col: str | None, value: Any) -> str:
+    """A condition's name for a panel or a tick: team sizes as "2 agents", other values as they are."""
+    if col == "n_agents" and str(value).isdigit():
+        return f"{value} agent" + ("s" if int(value) != 1 else "")
+    return str(value)
 
 
 def _label_panels(axes: Sequence[Any], xlabel: str, ylabel: str) -> None:
@@ -301,6 +309,40 @@ def behaviour_plot(effects: pd.DataFrame, *, backend: BackendLike = None,
 
 
 # --------------------------------------------------------------------------- #
+# Table 18 (coordination queries)
+# --------------------------------------------------------------------------- #
+_T18_BARS = (("SR (%)", "SR"), ("Stuck (%)", "stuck report"), ("Neg. (%)", "negative report"))
+
+
+def coord_query_plot(table18: pd.DataFrame, *, backend: BackendLike = None,
+                     title: str = "Episodes with vs without a coordination question (Table 18)") -> Figure:
+    """Grouped bars of :func:`~collablab.analysis.coord_query_table` (MECoBench Table 18): SR and the
+    shares of episodes with a stuck or negative report, with (dark) and without (light) a
+    question, one panel per group; each bar group is labelled with its number of episodes."""
+    t = table18.reset_index()
+    group = t.columns[0] if t.columns[0] != "Q." else None
+    groups = list(pd.unique(t[group])) if group else [None]
+    fig, axes = _panels(len(groups), 4.2, 2.6)
+    xs = np.arange(len(_T18_BARS))
+    for ax, g in zip(axes, groups):
+        part = t[t[group] == g] if group else t
+        for off, (q, shade) in zip((-0.2, 0.2), (("w/ Q.", "C0"), ("w/o Q.", "C9"))):
+            row = part[part["Q."] == q]
+            n = int(row["#Case"].iloc[0]) if len(row) else 0
+            vals = [float(row[c].iloc[0]) if len(row) else np.nan for c, _ in _T18_BARS]
+            ax.bar(xs + off, np.nan_to_num(vals), width=0.4, color=shade, label=f"{q} (n={n})")
+        ax.set_xticks(xs)
+        ax.set_xticklabels([name for _, name in _T18_BARS])
+        ax.set_ylim(0, 100)
+        ax.legend(fontsize=_SMALL, loc="upper right")
+        if g is not None:
+            ax.set_title(str(g), fontsize=10)
+    axes[0].set_ylabel("% of episodes")
+    _title(fig, title, backend, table18)
+    return fig
+
+
+# --------------------------------------------------------------------------- #
 # Table 20 (stratified correction)
 # --------------------------------------------------------------------------- #
 def stratum_plot(table20: pd.DataFrame, *, backend: BackendLike = None,
@@ -386,7 +428,7 @@ def team_size_plot(episodes: pd.DataFrame, metric: str = "success", *, x: str = 
         for i, (ax, lev) in enumerate(zip(axes, levels)):
             _grey_others(ax, means, lev)
             sns.lineplot(data=data[data[hue] == lev], marker="o", color=f"C{i}", ax=ax, **line)
-            ax.set_title(f"{hue} {lev}" if hue == "n_agents" else lev, fontsize=10)
+            ax.set_title(_level(hue, lev), fontsize=10)
             ax.set_xticks(ticks)
         _label_panels(axes, "team size" if x == "n_agents" else x, name)
     else:
@@ -467,7 +509,7 @@ def progress_curves(episodes: pd.DataFrame, by: str | None = None, *, backend: B
             ax.fill_between(m.index, (m - h).to_numpy(), (m + h).to_numpy(), color=f"C{i}", alpha=0.2, lw=0)
             ax.plot(m.index, m.to_numpy(), color=f"C{i}", lw=2)
         if lev is not None:
-            ax.set_title(str(lev), fontsize=10)
+            ax.set_title(_level(by, lev), fontsize=10)
         ax.set_ylim(-0.02, 1.02)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     _label_panels(axes, "equivalent step (team steps × agents)" if len(levels) == 1 else "equivalent step",
@@ -492,7 +534,7 @@ def dup_grab_plot(rates: pd.DataFrame, *, backend: BackendLike = None,
         ax.text(0 if np.isnan(hi) else hi, y, f"  {v:.1f}% (n={n})" if not np.isnan(v) else " n/a",
                 va="center", fontsize=_SMALL)
     ax.set_yticks(ys)
-    ax.set_yticklabels([str(g) for g in rates[group]])
+    ax.set_yticklabels([_level(group, g) for g in rates[group]])
     ax.set_xlim(0, max(10.0, float(np.nanmax(high, initial=0)) * 1.35))
     ax.set_xlabel("episodes with a duplicate grab (%)")
     _title(fig, title, backend if backend is not None else rates, rates)

@@ -9,8 +9,8 @@
    table (Table 18) and duplicate-grab rates per condition (Fig. 37),
 4. the severity-stratified correction analysis (Tables 19-20), or a note saying there are
    not enough wrong-grab episodes,
-5. figures (forest plot, behaviour effects, lift bars, correction by stratum, duplicate-grab
-   rates, progress curves, team size),
+5. figures (forest plot, behaviour effects, lift bars, coordination queries, correction by
+   stratum, duplicate-grab rates, progress curves, team size),
 
 and, with ``show=True``, displays the parts named in ``parts`` (:data:`TAIL_PARTS`), each under a
 heading in words: one sentence on what to look at (:data:`EXPLANATIONS`), its figure, its table
@@ -47,6 +47,7 @@ from .failures import (
 )
 from .plots import (
     behaviour_plot,
+    coord_query_plot,
     dup_grab_plot,
     forest_plot,
     lift_plot,
@@ -212,6 +213,7 @@ def analysis_tail(
     if len(tagged):
         figures["behaviours"] = behaviour_plot(effects, backend=episodes)
     figures["lift"] = lift_plot(lift, backend=episodes)
+    figures["coord_query"] = coord_query_plot(table18, backend=episodes)
     if "progress" in episodes.columns and "n_agents" in episodes.columns:
         figures["progress"] = progress_curves(episodes, contrast_col, backend=episodes)
     figures["dup_grab"] = dup_grab_plot(rates, backend=episodes)
@@ -271,7 +273,7 @@ def _show(r: dict[str, Any], contrast_col: str, parts: Collection[str]) -> None:
         elif name == "failure_modes":
             _part(name, EXPLANATIONS["lift_table"], figs["lift"], tabs["failure_modes"])
         elif name == "coordination":
-            _part(name, EXPLANATIONS["coord_query_table"], tabs["coordination"])
+            _part(name, EXPLANATIONS["coord_query_table"], figs["coord_query"], tabs["coordination"])
         elif name == "correction":
             if corr.ok:
                 _part(name, EXPLANATIONS["correction"], figs["correction"], tabs["table19"], tabs["table20"])
