@@ -79,3 +79,9 @@ def test_report_table_uses_its_style_and_run_dir(tmp_path: Path) -> None:
 def test_verdict_rule(low: float, high: float, sign: int, paper: float | None, n: int | None,
                       expected: bool | None) -> None:
     assert verdict(low, high, sign, paper, n) is expected
+
+
+def test_a_result_shared_by_every_row_stays_a_column() -> None:
+    t = pd.DataFrame({"team": ["a", "b"], "n_agents": [2, 2], "SR": [0.0, 0.0], "kind": ["x", "x"]})
+    d = present(t, style=TableStyle(labels=["team", "n_agents"]))
+    assert list(d.frame.columns) == ["team", "SR"] and "n_agents 2" in d.caption and "kind x" in d.caption

@@ -9,7 +9,8 @@ displays :func:`present` of one of them: a :class:`DisplayTable` whose cells are
 - p-values (``pvalues``, and every column named ``p``, ``p_*``, ``*_p``) as ``0.012`` or ``<0.001``;
 - an estimate and its interval in one cell, ``0.62 [0.51, 0.72]`` (``intervals``, and every
   column ``c`` with ``c_low``/``c_high``, ``c_lo``/``c_hi`` or ``c_ci_low``/``c_ci_high``);
-- no constant column (the ``backend`` column included): constants go to the caption once;
+- no constant label column (text, or named in ``labels``; the ``backend`` column always): such
+  constants go to the caption once; a result column stays even when all its rows agree;
 - at most ``max_rows`` rows (the most important first, by ``order``) and at most
   :data:`MAX_COLUMNS` columns; the full table is written as CSV into the run folder and the
   caption names the file.
@@ -183,10 +184,14 @@ def _order(t: pd.DataFrame, order: str | Callable[[pd.DataFrame], pd.DataFrame] 
         f"{'largest' if desc else 'smallest'} {col} first"
 
 
-def _constants(t: pd.DataFrame, keep: Sequence[str]) -> list[str]:
+def _constants(t: pd.DataFrame, labels: Sequence[str]) -> list[str]:
+    """Label columns (text, or named in ``labels``) holding one value, and ``backend``: they go to the
+    caption. A result column stays even when every row has the same value (that is a result)."""
     if len(t) < 2:
         return ["backend"] if "backend" in t.columns else []
-    return [c for c in t.columns if c not in keep and t[c].astype(str).nunique(dropna=False) <= 1]
+    return [c for c in t.columns if t[c].astype(str).nunique(dropna=False) <= 1
+            and (c == "backend" or c in labels or not pd.api.types.is_numeric_dtype(t[c])
+                 or pd.api.types.is_bool_dtype(t[c]))]
 
 
 def present(table: pd.DataFrame, name: str = "", style: TableStyle | None = None,
@@ -202,7 +207,7 @@ def present(table: pd.DataFrame, name: str = "", style: TableStyle | None = None
         csv_path.parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(csv_path, index=not isinstance(table.index, pd.RangeIndex))
     notes: list[str] = []
-    consts = _constants(t, ())
+    consts = _constants(t, style.labels)
     shown_consts = [f"{c} {fmt_number(t[c].iloc[0])}" for c in consts if len(t) and not pd.isna(t[c].iloc[0])]
     t = t.drop(columns=consts)
     n_rows = len(t)
