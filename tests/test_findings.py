@@ -470,9 +470,9 @@ def _run_and_read(nb: Path, P: dict):
     if nb.stem == "05_proposal_trajectories":
         from collablab.studies.mastracebench import experiments as E, report as RP
 
-        assert "E.run_notebook(P)" in src and "RP.read_notebook(episodes, steps, P)" in src
-        episodes, steps, _ = E.run_notebook(P)
-        return episodes, RP.read_notebook(episodes, steps, P)
+        assert "E.run_notebook(P)" in src and "RP.read_notebook(episodes, steps, P, run_dir)" in src
+        episodes, steps, run_dir = E.run_notebook(P)
+        return episodes, RP.read_notebook(episodes, steps, P, run_dir)
     if nb.stem == "06_heterogeneous_dynamic_teams":
         from collablab.studies.dynahmrc import experiments as E6, report as RP6
 

@@ -1,6 +1,7 @@
 """Notebook 05 on its default parameters (offline): the run shows, through the mechanisms of the
-heuristic backend, a method gaining through interaction and one losing through regress
-(issue 10's done-when), and the grid resumes instead of recomputing."""
+heuristic backend, a method gaining through interaction (its CG interval above 0 on a task with
+enough units) and names the clearest loss through regress (issue 10's done-when; the games'
+cells are too few units to tell, issue 24), and the grid resumes instead of recomputing."""
 
 from __future__ import annotations
 
@@ -24,26 +25,36 @@ def default_run():
     return P, episodes, steps, run_dir
 
 
-def test_the_default_run_shows_a_gain_through_interaction_and_a_loss_through_regress(default_run):
-    P, episodes, steps, _ = default_run
-    R = RP.read_notebook(episodes, steps, P)
-    gain, loss = R.findings("table2")[:2]
+def test_the_default_run_reads_gains_and_losses_through_their_intervals(default_run):
+    P, episodes, steps, run_dir = default_run
+    R = RP.read_notebook(episodes, steps, P, run_dir)
+    gains, gain, loss = R.findings("table2")[:3]
     assert gain.shown is True and "through interaction" in gain.text, gain.text
-    assert loss.shown is True and "GAB Regress" in loss.text, loss.text
+    cg, low, high = gain.quotes[:3]
+    assert low.value > 0 and dict(cg.where)["task"] in ("mapf", "evidence_chain"), gain.text  # 30+ units
+    assert "GAB Regress" in loss.text, loss.text
     gab = R.tables["gab"]
-    (q_cg, q_reg, q_imp) = loss.quotes
+    q_reg, q_imp = loss.quotes[-2:]
     row = gab[(gab.method == dict(q_reg.where)["method"]) & (gab.task == dict(q_reg.where)["task"])]
     assert float(row["Regress"].iloc[0]) > float(row["Improve"].iloc[0])  # visible in the GAB figure's data
+    games = {"gomoku", "negotiation", "tactic_duel"}
+    if dict(q_reg.where)["task"] in games:
+        assert loss.shown is None and "too few units to tell" in loss.text, loss.text
     # what the README says the default run does not show
     cce, = [f for f in R.findings("table2") if "CCE" in f.claim]
     tc, = R.findings("tc")
     assert cce.shown is False and tc.shown is False and "MAV" in tc.text, (cce.text, tc.text)
     pairs = list(zip(cce.quotes[::2], cce.quotes[1::2]))
-    assert 2 * sum(a.shown_value > b.shown_value for a, b in pairs) < len(pairs), cce.text
+    assert 2 * sum(a.shown_value > b.shown_value for a, b in pairs) <= len(pairs), cce.text
     assert set(R.tables["table2"]["task"]) == {"mapf", "evidence_chain", "gomoku", "negotiation", "tactic_duel"}
     assert E.skipped_settings(P) == ["Family-Het.: not run; a heterogeneous setting needs 'agent_profiles' on the "
                                      "heuristic backend (the heuristic has no model families)"]
     assert list(dict.fromkeys(R.tables["table4"]["setting"])) == [s["label"] for s in P["table4_settings"][:7]]
+    # the main setting's units run once (Table 4's first row is the main run, not a second copy)
+    assert set(R.tables["table2"].query("task == 'evidence_chain'")["n"]) == {P["n_units"]["evidence_chain"] * 3}
+    assert R.headlines == [gains, gain, loss, *R.findings("gab"), tc] and len(R.limits) >= 3
+    R.table("cg")
+    assert (Path(run_dir) / "tables" / "cg.csv").exists()
 
 
 def test_a_second_run_resumes_and_reads_the_same_records(default_run):

@@ -173,8 +173,9 @@ def _setting_keys(P: Params, setting: dict[str, Any]) -> dict[str, Any] | None:
         if not setting.get(need):
             return None
         keys[need] = setting[need]
-    if hetero or keys != {"proposers": 3, "rounds": 1}:
-        keys["setting"] = str(setting["label"])
+    if not hetero and keys == {k: DEFAULTS[k] for k in keys}:
+        return {}  # the main configuration: the main grid's own specs (deduplicated in :func:`specs`)
+    keys["setting"] = str(setting["label"])
     return keys
 
 

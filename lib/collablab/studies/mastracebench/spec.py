@@ -58,12 +58,15 @@ from .roles import Backend, Reply, Request
 from .tasks import TASKS, bottleneck_5x5, generate_evidence, generate_mapf
 from .trajectory import (EPISODE_SCHEMA, TRAJECTORY_SCHEMA, TRAJECTORY_VERSION, Trajectory, parse_call_id)
 
-__all__ = ["BACKENDS", "DEFAULTS", "DYNAMIC_TASKS", "PAPER_COUNTS", "RECORD_SCHEMA", "STATIC_TASKS", "TASK_ORDER",
-           "THINKING", "THINKING_TASKS", "instance_count", "is_invalid", "make_backend",
+__all__ = ["BACKENDS", "DEFAULTS", "DYNAMIC_TASKS", "PAPER_COUNTS", "RECORD_SCHEMA", "STATIC_TASKS", "TASK_NAMES",
+           "TASK_ORDER", "THINKING", "THINKING_TASKS", "instance_count", "is_invalid", "make_backend",
            "method_config", "resolve", "run_spec", "sabotage", "trajectories_of", "validate"]
 
 #: Table 1's order: static tasks, then dynamic ones.
 TASK_ORDER = ("mapf", "option_gen", "evidence_chain", "gomoku", "negotiation", "tactic_duel")
+#: The tasks as the paper names them (Table 1), for headings, figures and sentences.
+TASK_NAMES = {"mapf": "MAPF", "option_gen": "OptionGen", "evidence_chain": "EvidenceChain", "gomoku": "Gomoku",
+              "negotiation": "Negotiation", "tactic_duel": "TacticDuel"}
 STATIC_TASKS = TASK_ORDER[:3]
 DYNAMIC_TASKS = TASK_ORDER[3:]
 #: Units per task in the paper (Table 1; Negotiation: 100 scenarios x 2 first proposers).
