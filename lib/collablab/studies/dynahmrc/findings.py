@@ -62,6 +62,10 @@ def _n(t: pd.DataFrame, where: dict[str, Any]) -> int:
     return int(rows["n"].min()) if len(rows) else 0
 
 
+def _episodes(n: int) -> str:
+    return f"{n} episode" + ("" if n == 1 else "s")
+
+
 def _not(backend: str, what: str) -> str:
     return f"; the {backend} backend does not show {what}."
 
@@ -115,7 +119,7 @@ def search_team_size(t: pd.DataFrame, method: str, backend: str) -> Finding | No
     claim = "search success falls as the team grows (paper Fig. 6)"
     if int(part["n"].min()) < MIN_N:
         return _finding(claim, [f"{method}'s success rate is ", *listing,
-                                f"; one team size has only {int(part['n'].min())} episodes, too few to tell."], None)
+                                f"; one team size has only {_episodes(int(part['n'].min()))}, too few to tell."], None)
     if qs[-1].shown_value < qs[0].shown_value:
         return _finding(claim, [f"{method}'s success rate falls as the team grows: ", *listing, "."], True)
     return _finding(claim, [f"{method}'s success rate does not fall as the team grows (", *listing, ")",
