@@ -409,7 +409,7 @@ MEMORY_SCRIPT = textwrap.dedent("""
         except OSError:
             return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     base = peak_mb()
-    # warm up: imports, worker pool machinery, json/tqdm code paths
+    # warm up: imports, worker pool machinery, json/progress code paths
     run_grid(expand_grid({"n_steps": 400}, {"seed": [-1, -2, -3, -4]}), fn="_fake_episode:run_spec",
              study="warm", out_root=out, workers=2, progress=False)
     before = peak_mb()
