@@ -85,3 +85,8 @@ def test_a_result_shared_by_every_row_stays_a_column() -> None:
     t = pd.DataFrame({"team": ["a", "b"], "n_agents": [2, 2], "SR": [0.0, 0.0], "kind": ["x", "x"]})
     d = present(t, style=TableStyle(labels=["team", "n_agents"]))
     assert list(d.frame.columns) == ["team", "SR"] and "n_agents 2" in d.caption and "kind x" in d.caption
+
+
+def test_a_long_table_may_be_ordered_by_a_label_shared_by_every_row() -> None:
+    t = pd.DataFrame({"kind": ["x"] * 20, "v": range(20)})
+    assert present(t, style=TableStyle(order="-kind", max_rows=3)).frame.shape == (3, 1)

@@ -209,12 +209,12 @@ def present(table: pd.DataFrame, name: str = "", style: TableStyle | None = None
     notes: list[str] = []
     consts = _constants(t, style.labels)
     shown_consts = [f"{c} {fmt_number(t[c].iloc[0])}" for c in consts if len(t) and not pd.isna(t[c].iloc[0])]
-    t = t.drop(columns=consts)
     n_rows = len(t)
-    if n_rows > style.max_rows:
+    if n_rows > style.max_rows:  # ordered before the constants go: the order may name one
         t, how = _order(t, style.order)
         t = t.head(style.max_rows)
         notes.append(f"showing {style.max_rows} of {n_rows} rows ({how})")
+    t = t.drop(columns=consts)
     intervals = _intervals(t, style)
     rates, percents = set(style.rates), set(style.percents)
     pvals = set(style.pvalues) | {c for c in t.columns if isinstance(c, str) and _P_NAME.match(c)}
