@@ -70,13 +70,13 @@ def _missing(claim: str, what: str) -> Finding:
     return Finding(claim, f"Not checked ({claim}): this run has {what}.", None)
 
 
-def _few(claim: str, what: str, n: int | None, quotes: Sequence[Quote] = ()) -> Finding | None:
+def _few(claim: str, what: str, n: int | None, detail: str, quotes: Sequence[Quote] = ()) -> Finding | None:
     """The "too few units to tell" finding when a condition has fewer than :data:`MIN_EPISODES`
-    episodes (None otherwise)."""
+    episodes (None otherwise): the numbers (``detail``, a sentence), then that they cannot tell."""
     if n is None or n >= MIN_EPISODES:
         return None
-    return Finding(claim, f"Too few episodes to tell whether {what} ({n} per condition, {MIN_EPISODES} needed).",
-                   None, tuple(quotes))
+    return Finding(claim, f"{_cap(detail)} Too few episodes to tell whether {what} ({n} per condition, "
+                          f"{MIN_EPISODES} needed).", None, tuple(quotes))
 
 
 def _k_of(k: int, n: int) -> str:
@@ -158,7 +158,7 @@ def ke_shortens_episodes(ce: pd.DataFrame, backend: str | None = None, n: int | 
     srs = " and ".join(p.arrow() for p in sr)
     quotes = _quotes(steps, rel=True) + _quotes(sr)
     tail = f" Success Rate goes {srs} (the paper: up to 25% fewer steps, little change in Success Rate)."
-    if few := _few(claim, "KE shortens episodes", n):
+    if few := _few(claim, "KE shortens episodes", n, f"Mean simulation steps go from {detail}.{tail}", quotes):
         return few
     if all(p.move < 0 for p in steps):
         return Finding(claim, f"KE shortens episodes: mean simulation steps go from {detail}.{tail}", True, quotes)
@@ -176,7 +176,7 @@ def oas_reduces_effort(ce: pd.DataFrame, backend: str | None = None, n: int | No
     if not ee:
         return _missing(claim, "no pair of conditions without and with OAS (without OANA)")
     detail = " and from ".join(p.text() for p in ee)
-    if few := _few(claim, "OAS reduces Extraneous Effort", n):
+    if few := _few(claim, "OAS reduces Extraneous Effort", n, f"Extraneous Effort goes from {detail}.", _quotes(ee)):
         return few
     if all(p.move < 0 for p in ee):
         return Finding(claim, f"OAS lowers Extraneous Effort from {detail}, as for every planner in the paper.", True,
@@ -201,7 +201,8 @@ def most_efficient_context(outcomes: pd.DataFrame, backend: str | None = None, n
     best = [c for c, q in qs if q.shown_value == low]
     detail = ", ".join(f"{c} {q.text}" for c, q in qs)
     quotes = tuple(q for _, q in qs)
-    if few := _few(claim, "OAS+KE is the most efficient context", n):
+    if few := _few(claim, "OAS+KE is the most efficient context", n,
+                   f"Mean simulation steps without OANA are {detail}.", quotes):
         return few
     if "OAS+KE" in best:
         tie = f" (tied with {', '.join(c for c in best if c != 'OAS+KE')})" if len(best) > 1 else ""
@@ -220,7 +221,8 @@ def ke_without_oas(ce: pd.DataFrame, backend: str | None = None, n: int | None =
     p = channel_pair(ce, b, "KE", "Obj", "EE")
     if p is None:
         return _missing(claim, "no Obj and KE pair")
-    if few := _few(claim, "KE without OAS raises Extraneous Effort", n):
+    if few := _few(claim, "KE without OAS raises Extraneous Effort", n, f"Extraneous Effort goes from {p.text()}.",
+                   p.quotes[:2]):
         return few
     if p.move > 0:
         return Finding(claim, f"KE without OAS raises Extraneous Effort from {p.text()}, as for both Llama planners "
@@ -251,7 +253,8 @@ def _oana_moves(ce: pd.DataFrame, backend: str | None, n: int | None, metric: st
         return _missing(claim, "no context without and with OANA")
     k = sum(p.move == sign for p in pairs)
     body = f"in {_k_of(k, len(pairs))} contexts ({_by_context(pairs)}; the paper: {paper})"
-    if few := _few(claim, f"OANA {verb} {name}", n):
+    if few := _few(claim, f"OANA {verb} {name}", n, f"{name} is {'lower' if sign < 0 else 'higher'} with OANA {body}.",
+                   _quotes(pairs)):
         return few
     if 2 * k > len(pairs):
         return Finding(claim, f"OANA {verb} {name} {body}.", True, _quotes(pairs))
@@ -297,7 +300,8 @@ def oana_raises_mentions(ce: pd.DataFrame, backend: str | None = None, n: int | 
     rng = (f"from {offs[0].text}–{offs[-1].text} without it to {ons[0].text}–{ons[-1].text} with it "
            "(the paper: from 10–53% to 55–100%)")
     quotes = (offs[0], offs[-1], ons[0], ons[-1])
-    if few := _few(claim, "OANA raises the Other-Agent Mention Ratio", n):
+    if few := _few(claim, "OANA raises the Other-Agent Mention Ratio", n,
+                   f"The Other-Agent Mention Ratio rises in {_k_of(k, len(pairs))} context x agent pairs, {rng}.", quotes):
         return few
     if k == len(pairs):
         return Finding(claim, f"OANA raises the Other-Agent Mention Ratio in all {len(pairs)} context x agent pairs, "
@@ -329,7 +333,7 @@ def channel_directions(dirs: pd.DataFrame, channel: str, backend: str | None = N
     held = "the channels held fixed" if channel == "Full" else "the other channels held fixed"
     body = f"lower in {lo.text} and higher in {hi.text} of {pairs} pairs of conditions ({held})"
     verb_be = "are" if metric == "steps" else "is"
-    if few := _few(claim, f"{name} {verb}", n):
+    if few := _few(claim, f"{name} {verb}", n, f"{LABELS[metric]} {verb_be} {body}.", (lo, hi)):
         return few
     if 2 * k > pairs:
         return Finding(claim, f"Turning on {name} {verb} in most pairs: {LABELS[metric]} {verb_be} {body}.", True, (lo, hi))
@@ -381,7 +385,7 @@ def role_asymmetries(counts: pd.DataFrame, asym: pd.DataFrame | None = None, bac
         scope = "conditions without OANA" if key == "human_mentions_more" else "conditions"
         what = str(r["label"]).replace(" (without OANA)", "")
         detail = f"({value}; the paper: {r['paper']})"
-        if few := _few(claim, what, n):
+        if few := _few(claim, what, n, f"{what} in {_k_of(k, m)} {scope} {detail}.", quotes):
             out.append(few)
             continue
         if (2 * k > m) if rule == "most" else (k == m):
@@ -418,7 +422,8 @@ def context_helps_type_more(gain: pd.DataFrame, backend: str | None = None, n: i
     quotes = tuple(q for _, ty, cp in cells for q in (ty, cp))
     paper = "(the paper: about +15/+15 against +4/+1 points, robot/human)"
     what = "shared context raises Action Type accuracy more than principal-parameter accuracy"
-    if few := _few(claim, what, n):
+    if few := _few(claim, what, n, f"From Obj+OANA to OAS+KE+OANA, Action Type accuracy against conditional "
+                                   f"principal-parameter accuracy gains {detail} {paper}.", quotes):
         return few
     if all(ty.shown_value > cp.shown_value for _, ty, cp in cells):
         return Finding(claim, f"Going from Obj+OANA to OAS+KE+OANA raises Action Type accuracy more than conditional "
@@ -450,7 +455,8 @@ def combined_context_tops(pred: pd.DataFrame, backend: str | None = None, n: int
         parts.append(f"{agent}: " + ", ".join(f"{c} {q.text}" for c, q in qs))
         quotes += [q for _, q in qs]
     detail = "; ".join(parts)
-    if few := _few(claim, "OAS+KE gives the top Action Type accuracy", n):
+    if few := _few(claim, "OAS+KE gives the top Action Type accuracy", n, f"Action Type accuracy by context, {detail}.",
+                   quotes):
         return few
     if tops == len(agents):
         return Finding(claim, f"OAS+KE gives the top Action Type accuracy for both agents ({detail}), as for every "
@@ -472,7 +478,7 @@ def parameter_bottleneck(means: pd.DataFrame, backend: str | None = None, n: int
         return _missing(claim, "no scored prediction under partial observability")
     body = (f"{ca.text} of predictions with the right action type have every parameter right, while "
             f"{tga.text} of those with every parameter right have the right type (the paper: about 52% and 85%)")
-    if few := _few(claim, "parameters are the bottleneck of prediction", n):
+    if few := _few(claim, "parameters are the bottleneck of prediction", n, f"{body}.", (ca, tga)):
         return few
     if tga.shown_value > ca.shown_value:
         return Finding(claim, f"Parameters are the bottleneck of prediction: {body}.", True, (ca, tga))
@@ -503,7 +509,7 @@ def strict_lowers_type(means: pd.DataFrame, gap: pd.DataFrame | None = None, bac
     body = (f"mean Action Type accuracy is {u.text} (union) against {s.text} (strict), {g.text} points"
             + (f" ({rel.text} relative)" if rel else "") + f" lower, and lower in {_k_of(k, m)} condition x agent "
             "cells (the paper: 16 points)")
-    if few := _few(claim, "the strict target lowers Action Type accuracy", n):
+    if few := _few(claim, "the strict target lowers Action Type accuracy", n, f"{body}.", quotes):
         return few
     if g.shown_value > 0:
         return Finding(claim, f"The strict next-action target lowers Action Type accuracy: {body}.", True, quotes)
@@ -527,7 +533,7 @@ def conditionals_hold(means: pd.DataFrame, backend: str | None = None, n: int | 
             f"{qs['cond_all_strict'].text} (strict), Action Type accuracy {qs['type_acc_union'].text} and "
             f"{qs['type_acc_strict'].text} (the paper: about 52% under both, against a 16-point gap)")
     quotes = tuple(qs.values())
-    if few := _few(claim, "the conditional accuracy holds across targets", n):
+    if few := _few(claim, "the conditional accuracy holds across targets", n, f"{body}.", quotes):
         return few
     if ca < ty:
         return Finding(claim, f"The conditional accuracy moves less between targets than Action Type accuracy: {body}.",
@@ -557,7 +563,8 @@ def full_obs_shortens(fvp: pd.DataFrame, backend: str | None = None, n: int | No
     if base is None:
         return _missing(claim, "no steps for Obj and Full:Obj")
     detail = "; ".join(parts) + " (the paper: 43% at the baseline, 50–53% with OAS)"
-    if few := _few(claim, "full observability shortens episodes", n):
+    if few := _few(claim, "full observability shortens episodes", n, f"Partial → full observability: {detail}.",
+                   tuple(quotes)):
         return few
     if base[1].shown_value < base[0].shown_value:
         return Finding(claim, f"Full observability shortens episodes: {detail}.", True, tuple(quotes))
@@ -577,7 +584,7 @@ def effort_remains(fvp: pd.DataFrame, backend: str | None = None, n: int | None 
         return _missing(claim, "no Extraneous Effort for Obj and Full:Obj")
     body = (f"Extraneous Effort is {p.text} with Obj and {f.text} with Full:Obj, {kept.text} of the partial "
             "level (the paper: about 94% and 86% for the two Llama planners)")
-    if few := _few(claim, "most Extraneous Effort remains under full observability", n):
+    if few := _few(claim, "most Extraneous Effort remains under full observability", n, f"{body}.", (p, f, kept)):
         return few
     if kept.shown_value >= 1:
         return Finding(claim, f"Extraneous Effort does not fall under full observability: {body}.", True, (p, f, kept))
@@ -598,7 +605,8 @@ def oana_under_full_obs(ce: pd.DataFrame, backend: str | None = None, n: int | N
     detail = "; ".join(f"{s.off.removeprefix('Full:')}: {s.arrow()} and {p.arrow()}" for s, p in zip(sr, pc))
     quotes = _quotes(sr) + _quotes(pc)
     what = "OANA lowers Success Rate and Percent Complete under full observability"
-    if few := _few(claim, what, n):
+    if few := _few(claim, what, n, f"With OANA under full observability, Success Rate and Percent Complete go "
+                                   f"{detail}.", quotes):
         return few
     if all(p.move < 0 for p in (*sr, *pc)):
         return Finding(claim, f"Under full observability OANA lowers Success Rate and Percent Complete in every context "
@@ -620,7 +628,8 @@ def oas_under_full_obs(ce: pd.DataFrame, backend: str | None = None, n: int | No
     if ee is not None:
         detail += f", Extraneous Effort {ee.arrow()}"
     quotes = sr.quotes[:2] + pc.quotes[:2] + (ee.quotes[:2] if ee else ())
-    if few := _few(claim, "OAS stops improving task quality under full observability", n):
+    if few := _few(claim, "OAS stops improving task quality under full observability", n,
+                   f"From Full:Obj to Full:OAS: {detail}.", quotes):
         return few
     if sr.move <= 0 and pc.move <= 0:
         return Finding(claim, f"Under full observability OAS no longer improves task quality (Full:Obj → Full:OAS: "
@@ -665,5 +674,7 @@ def paired_effect(tests: pd.DataFrame, channel: str, on: str, off: str, outcome:
         return Finding(claim, f"{_cap(what)}: {body}.", True, quotes)
     if shown is False:
         return Finding(claim, f"{_not(f'that {what}')}: {body}.", False, quotes)
-    why = "Too few tasks to tell" if k < MIN_EPISODES else "This run cannot tell"
-    return Finding(claim, f"{why} whether {what}: {body}.", None, quotes)
+    if k < MIN_EPISODES:
+        return Finding(claim, f"{_cap(body)}. Too few tasks to tell whether {what} ({MIN_EPISODES} needed).", None,
+                       quotes)
+    return Finding(claim, f"This run cannot tell whether {what}: {body}.", None, quotes)

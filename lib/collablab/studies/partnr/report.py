@@ -401,8 +401,7 @@ def role_summary(counts: pd.DataFrame) -> pd.DataFrame:
         unit = "%" if scale == 100 else ""
         if pd.isna(r.mean):
             return "–"
-        return (f"{fmt_number(r.mean * scale)}{unit} [{fmt_number(r.low * scale)}, {fmt_number(r.high * scale)}]"
-                f"{unit}")
+        return f"{fmt_number(r.mean * scale)}{unit} [{fmt_number(r.low * scale)}, {fmt_number(r.high * scale)}]"
 
     out = pd.DataFrame({"backend": counts["backend"], "label": counts["label"],
                         "holds": [f"{k} of {n}" for k, n in zip(counts["k"], counts["n"])],
