@@ -90,3 +90,8 @@ def test_a_result_shared_by_every_row_stays_a_column() -> None:
 def test_a_long_table_may_be_ordered_by_a_label_shared_by_every_row() -> None:
     t = pd.DataFrame({"kind": ["x"] * 20, "v": range(20)})
     assert present(t, style=TableStyle(order="-kind", max_rows=3)).frame.shape == (3, 1)
+
+
+def test_two_level_columns_are_joined() -> None:
+    t = pd.DataFrame([[1, 0.5], [2, 0.25]], columns=pd.MultiIndex.from_tuples([("n", ""), ("SR", "mean")]))
+    assert list(present(t).frame.columns) == ["n", "SR mean"]

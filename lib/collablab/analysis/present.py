@@ -200,6 +200,8 @@ def present(table: pd.DataFrame, name: str = "", style: TableStyle | None = None
     the full table is also written to ``<run_dir>/tables/<name>.csv`` and the caption names it."""
     style = style or TableStyle()
     t = table.reset_index() if not isinstance(table.index, pd.RangeIndex) else table.copy()
+    if isinstance(t.columns, pd.MultiIndex):  # ("SR", "mean") -> "SR mean"
+        t.columns = [" ".join(str(x) for x in c if str(x)) for c in t.columns]
     t = t.drop(columns=[c for c in style.drop if c in t.columns])
     csv_path = None
     if run_dir is not None and name:
@@ -208,7 +210,7 @@ def present(table: pd.DataFrame, name: str = "", style: TableStyle | None = None
         table.to_csv(csv_path, index=not isinstance(table.index, pd.RangeIndex))
     notes: list[str] = []
     consts = _constants(t, style.labels)
-    shown_consts = [f"{c} {fmt_number(t[c].iloc[0])}" for c in consts if len(t) and not pd.isna(t[c].iloc[0])]
+    shown_consts = [f"{style.rename.get(c, c)} {fmt_number(t[c].iloc[0])}" for c in consts if len(t) and not pd.isna(t[c].iloc[0])]
     n_rows = len(t)
     if n_rows > style.max_rows:  # ordered before the constants go: the order may name one
         t, how = _order(t, style.order)
