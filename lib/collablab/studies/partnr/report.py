@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ...analysis.findings import Finding, Report, backend_of
+from ...analysis.findings import OFFLINE_BACKENDS, Finding, Report, backend_of
 from ...analysis.lift import wilson_ci
 from ...analysis.present import TableStyle, fmt_number
 from ...analysis.significance import compare
@@ -379,7 +379,8 @@ def full_vs_partial(C: pd.DataFrame, asym: pd.DataFrame) -> pd.DataFrame:
 
 # -- display summaries ------------------------------------------------------------------------------------
 
-def direction_summary(dirs: pd.DataFrame, metrics: tuple[str, ...] = ("SR", "PC", "steps", "cycles", "EE")) -> pd.DataFrame:
+def direction_summary(dirs: pd.DataFrame,
+                      metrics: tuple[str, ...] = ("SR", "PC", "steps", "cycles", "EE")) -> pd.DataFrame:
     """Per backend and channel: the pairs of conditions that differ in it, and per metric of
     ``metrics`` how many of them are lower / higher with the channel on (``"2 ↓ 3 ↑"``)."""
     rows = []
@@ -403,11 +404,10 @@ def role_summary(counts: pd.DataFrame) -> pd.DataFrame:
             return "–"
         return f"{fmt_number(r.mean * scale)}{unit} [{fmt_number(r.low * scale)}, {fmt_number(r.high * scale)}]"
 
-    out = pd.DataFrame({"backend": counts["backend"], "label": counts["label"],
-                        "holds": [f"{k} of {n}" for k, n in zip(counts["k"], counts["n"])],
-                        "value": counts["value"], "mean": [value(r) for r in counts.itertuples()],
-                        "paper": counts["paper"]})
-    return out
+    return pd.DataFrame({"backend": counts["backend"], "label": counts["label"],
+                         "holds": [f"{k} of {n}" for k, n in zip(counts["k"], counts["n"])],
+                         "value": counts["value"], "mean": [value(r) for r in counts.itertuples()],
+                         "paper": counts["paper"]})
 
 
 #: The analysis tail's outcomes as the ``paired_tests`` columns name them.
@@ -422,13 +422,15 @@ def paired_tests(tests: pd.DataFrame) -> pd.DataFrame:
     cols = [*keys, "n", *[f"{o}{x}" for o in TEST_SHORT.values() for x in ("", "_low", "_high", "_p", "_wilcoxon_p")]]
     if not len(tests):
         return pd.DataFrame(columns=cols)
+    def first(t: pd.DataFrame, column: str) -> float:
+        return float(t[column].iloc[0]) if len(t) else math.nan
+
     rows = []
     for key, g in tests.groupby(keys, sort=False):
         r = {**dict(zip(keys, key)), "n": int(g["n"].max())}
         for outcome, o in TEST_SHORT.items():
             sf = g[(g["outcome"] == outcome) & (g["test"] == "sign_flip")]
             wx = g[(g["outcome"] == outcome) & (g["test"] == "wilcoxon")]
-            first = (lambda t, c: float(t[c].iloc[0]) if len(t) else math.nan)
             r.update({o: first(sf, "estimate"), f"{o}_low": first(sf, "ci_low"), f"{o}_high": first(sf, "ci_high"),
                       f"{o}_p": first(sf, "p_adjusted"), f"{o}_wilcoxon_p": first(wx, "p_adjusted")})
         rows.append(r)
@@ -449,7 +451,7 @@ STYLES: dict[str, TableStyle] = {
     "outcomes": TableStyle(
         rates=("SR", "PC", "EE", "mention_R", "mention_H", "AS_R", "AS_H"),
         drop=("condition", "PC_failed", "PC_SR_gap"), labels=("context", "oana"),
-        rename={"context": "context", "oana": "OANA", "SR": "Success Rate", "PC": "Percent Complete",
+        rename={"oana": "OANA", "SR": "Success Rate", "PC": "Percent Complete",
                 "steps": "simulation steps", "cycles": "planning cycles", "EE": "Extraneous Effort", **_AGENT_NAMES},
         caption="Means over tasks, 95% intervals (Wilson for Success Rate, t for steps and Extraneous Effort)"),
     "direction_summary": TableStyle(
@@ -490,7 +492,7 @@ STYLES: dict[str, TableStyle] = {
         rates=("EE", "SR"), drop=("held", *[f"{o}_wilcoxon_p" for o in TEST_SHORT.values()], "PC", "PC_low",
                                   "PC_high", "PC_p"),
         labels=("channel", "on", "off"), order=_smallest_p, max_rows=12,
-        rename={"on": "on", "off": "against", "n": "tasks", "steps": "simulation steps", "steps_p": "p, steps",
+        rename={"off": "against", "n": "tasks", "steps": "simulation steps", "steps_p": "p, steps",
                 "EE": "Extraneous Effort", "EE_p": "p, effort", "SR": "Success Rate", "SR_p": "p, success"},
         caption="Mean paired difference over tasks, 95% paired-bootstrap CI, Holm-adjusted sign-flip p"),
 }
@@ -558,16 +560,18 @@ def _sections(T: dict[str, pd.DataFrame], b: str, n: int) -> dict[str, list[Find
 
 
 def limits(R: Report, C: pd.DataFrame) -> list[str]:
-    """What the run does not show (the headline's last paragraph): the backend's reach, the run's
-    size against the paper's (§4.1), and how many of the paper's claims it does not show or cannot
-    tell."""
-    offline = all(b.split(":")[0] in ("heuristic", "oracle", "replay") for b in R.backend.split(","))
-    out = ["The planner is offline and rule-based (one profile for both agents): the numbers show how the channels "
-           "act on its mechanisms, not how LLM planners behave."] if offline else []
+    """What the run does not show (the headline's last paragraph): planners (§4.1), the run's size
+    against the paper's, which comparisons carry no test, and how many of the paper's observations
+    it does not show or cannot tell."""
+    offline = all(b.split(":")[0] in OFFLINE_BACKENDS for b in R.backend.split(","))
     lo, hi = int(C["n"].min()), int(C["n"].max())
     size = f"{lo}" if lo == hi else f"{lo}–{hi}"
-    out.append(f"Each condition has {size} episodes on generated tasks in our household world; the paper runs 1,000 "
-               "PARTNR validation tasks once with four LLM planners, so planner differences are out of reach here.")
+    out = ["Both agents use one rule-based planner profile in every condition, so nothing here compares planners "
+           "(the paper compares four LLMs)."] if offline else []
+    out.append(f"Each condition has {size} episodes on generated tasks in our household world (the paper: 1,000 PARTNR "
+               "validation tasks, each configuration once).")
+    out.append("Apart from the outcome intervals and the paired contrasts at the end, the comparisons are of means "
+               "without a test.")
     paper = [f for name, fs in R.sections.items() if name != "tail" for f in fs]
     no, unsure = sum(f.shown is False for f in paper), sum(f.shown is None for f in paper)
     out.append(f"Of the paper's {len(paper)} observations checked below, {no} are not shown by this run and {unsure} "
