@@ -24,6 +24,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -117,6 +118,7 @@ def readme_table(notebooks: list[str], sets: list[str], times: dict[str, dict[st
                   + (f"; 1-minute load average {load[0]:.1f} at the start and {load[1]:.1f} at the end "
                      f"(above {os.cpu_count()}: other work shared the cores and the times are longer)"
                      if load and max(load) > (os.cpu_count() or 1) else "") + "."]
+    lines[-1] = textwrap.fill(lines[-1], width=100, break_on_hyphens=False, break_long_words=False)
     return "\n".join(lines)
 
 
