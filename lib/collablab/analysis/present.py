@@ -83,10 +83,9 @@ class DisplayTable:
 
     def to_html(self) -> str:
         """The table as HTML (Styler; no index, one line per cell)."""
-        st = self.frame.style.hide(axis="index").set_table_styles(_CSS)
-        if self.labels:
-            st = st.set_properties(subset=[c for c in self.frame.columns if c in self.labels],
-                                   **{"text-align": "left"})
+        left = [i for i, c in enumerate(self.frame.columns) if c in self.labels]
+        css = _CSS + [{"selector": f"td.col{i}, th.col{i}", "props": "text-align: left;"} for i in left]
+        st = self.frame.style.hide(axis="index").set_table_styles(css)
         if self.caption:
             st = st.set_caption(self.caption)
         return st.to_html()
