@@ -2,7 +2,7 @@
 
 Door-jamb aliases of topology doors, handover chains checked against zones and doors,
 acceptable targets, ``num_agents`` and team sizes, rooms in no zone, infeasible goals named by
-field, one bad record not stopping the others, and the README's "Bring your own scene" code.
+field, one bad record not stopping the others, and the "Bring your own scene" code of docs/household.md.
 Real data from ../shared/data (mecobench.txt §2, appendix A.2, B.3); skipped when absent.
 """
 
@@ -30,7 +30,7 @@ from collablab.studies.mecobench.tasks import (
 from collablab.world.goals import GoalError, Predicate, validate_goal
 from collablab.world.scene import ALIAS_RADIUS, doors_from_between_edges, load_virtualhome_graph, scene_from_mecobench
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "household.md"
 
 
 @functools.lru_cache(maxsize=None)
