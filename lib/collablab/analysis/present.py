@@ -15,16 +15,18 @@ displays :func:`present` of one of them: a :class:`DisplayTable` whose cells are
   :data:`MAX_COLUMNS` columns; the full table is written as CSV into the run folder and the
   caption names the file.
 
-Pandas' Styler renders the HTML (no new dependency: pandas and jinja2 are already here, the Styler
-is what JupyterLab, nbconvert and repository viewers all show as a plain HTML table, and a table of
-strings keeps the formatting testable without a browser). Every cell stays on one line
-(``white-space: nowrap``); the headers may wrap.
+The HTML is written here, a plain table with inline styles (JupyterLab drops the ``<style>`` blocks
+of an untrusted notebook's outputs, which is what pandas' Styler emits; inline styles survive there,
+in nbconvert and in repository viewers), and a table of strings keeps the formatting testable
+without a browser. The title (``TableStyle.caption``) sits above, the note (constants, rows shown,
+the CSV) below; every cell stays on one line (``white-space: nowrap``); the headers may wrap.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from html import escape
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,15 +42,13 @@ __all__ = ["MAX_COLUMNS", "DisplayTable", "TableStyle", "fmt_interval", "fmt_num
 MAX_COLUMNS = 12
 _P_NAME = re.compile(r"^(p|p_.*|.*_p|.*_pvalue|p_value.*)$")
 _BOUNDS = (("_low", "_high"), ("_lo", "_hi"), ("_ci_low", "_ci_high"), ("_lower", "_upper"))
-_CSS = [
-    {"selector": "", "props": "border-collapse: collapse; font-size: 12.5px; margin: 4px 0 10px 0;"},
-    {"selector": "caption", "props": "caption-side: bottom; text-align: left; color: #555; font-size: 11.5px;"
-                                     " padding-top: 4px; white-space: normal;"},
-    {"selector": "th", "props": "text-align: right; padding: 3px 8px; border-bottom: 1px solid #999;"
-                                " font-weight: 600;"},
-    {"selector": "td", "props": "text-align: right; padding: 2px 8px; white-space: nowrap;"},
-    {"selector": "tbody tr:nth-child(even)", "props": "background: #f6f6f6;"},
-]
+# Inline styles: JupyterLab sanitizes the HTML of an untrusted notebook's outputs (every executed
+# notebook one has not signed) and drops <style> blocks, keeping style attributes.
+_TABLE = "border-collapse: collapse; font-size: 12.5px; margin: 4px 0 2px 0;"
+_TITLE = "caption-side: top; text-align: left; font-weight: 600; padding-bottom: 4px; white-space: normal;"
+_TH = "padding: 3px 8px; border-bottom: 1px solid #999; font-weight: 600; vertical-align: bottom;"
+_TD = "padding: 2px 8px; white-space: nowrap;"
+_NOTE = "font-size: 11.5px; color: #555; margin: 0 0 10px 0;"
 
 
 @dataclass(frozen=True)
@@ -77,18 +77,31 @@ class DisplayTable:
 
     frame: pd.DataFrame
     full: pd.DataFrame
-    caption: str = ""
+    title: str = ""
+    note: str = ""
     csv_path: Path | None = None
     labels: tuple[str, ...] = ()
 
+    @property
+    def caption(self) -> str:
+        """The title and the note in one line (what the text form prints)."""
+        return " · ".join(x for x in (self.title, self.note) if x)
+
     def to_html(self) -> str:
-        """The table as HTML (Styler; no index, one line per cell)."""
-        left = [i for i, c in enumerate(self.frame.columns) if c in self.labels]
-        css = _CSS + [{"selector": f"td.col{i}, th.col{i}", "props": "text-align: left;"} for i in left]
-        st = self.frame.style.hide(axis="index").set_table_styles(css)
-        if self.caption:
-            st = st.set_caption(self.caption)
-        return st.to_html()
+        """The table as HTML with inline styles: the title above, one line per cell, label columns
+        left-aligned and the others right-aligned, every other row shaded, the note below."""
+        def align(c: Any) -> str:
+            return "text-align: left;" if c in self.labels else "text-align: right;"
+
+        head = "".join(f'<th style="{_TH} {align(c)}">{escape(str(c))}</th>' for c in self.frame.columns)
+        rows = "".join(
+            f'<tr style="background: {"#f5f5f5" if i % 2 else "transparent"};">'
+            + "".join(f'<td style="{_TD} {align(c)}">{escape(str(v))}</td>' for c, v in zip(self.frame.columns, row))
+            + "</tr>" for i, row in enumerate(self.frame.itertuples(index=False)))
+        title = f'<caption style="{_TITLE}">{escape(self.title)}</caption>' if self.title else ""
+        note = f'<div style="{_NOTE}">{escape(self.note)}</div>' if self.note else ""
+        return (f'<div><table style="{_TABLE}">{title}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+                f"{note}</div>")
 
     def _repr_html_(self) -> str:
         return self.to_html()
@@ -249,10 +262,10 @@ def present(table: pd.DataFrame, name: str = "", style: TableStyle | None = None
         frame = frame.iloc[:, :MAX_COLUMNS]
     if csv_path is not None:
         notes.append(f"full table: {_short(csv_path)}")
-    caption = " · ".join(x for x in [style.caption, ", ".join(shown_consts), *notes] if x)
+    note = " · ".join(x for x in [", ".join(shown_consts), *notes] if x)
     labels = tuple(style.rename.get(c, c) for c in style.labels) or tuple(
         c for c in frame.columns if frame[c].map(lambda s: not _numeric_text(s)).all())
-    return DisplayTable(frame, table, caption, csv_path, labels)
+    return DisplayTable(frame, table, style.caption, note, csv_path, labels)
 
 
 def _numeric_text(s: str) -> bool:
