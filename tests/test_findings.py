@@ -73,7 +73,7 @@ def _t8(sr1, sr2, cases=200):
 
 def test_second_agent_gain_follows_the_interval():
     t = _t8(0.4, 0.6)
-    _ok(F.second_agent_gain(t), {"table8": t}, True, "SR is 0.40 with 1 agent and 0.60 with 2 agents",
+    _ok(F.second_agent_gain(t), {"table8": t}, True, "SR is 40% with 1 agent and 60% with 2 agents",
         "A second agent raises SR, as in the paper")
     t = _t8(0.6, 0.4)
     _ok(F.second_agent_gain(t), {"table8": t}, False, "This run does not show the paper's gain from a second agent")
@@ -85,7 +85,7 @@ def test_second_agent_gain_follows_the_interval():
                                "handover_attempts": 0, "handover_failures": 0, "spatial_errors": 0, "tokens": 0,
                                "budget": 60, "backend": B}))
     f = F.second_agent_gain(t)
-    _ok(f, {"table8": t}, None, "0.25 [", "0.75 [")  # Wilson intervals from the table's own cells
+    _ok(f, {"table8": t}, None, "25% [", "75% [")  # Wilson intervals from the table's own cells
     _ok(F.second_agent_gain(t.iloc[:1]), {"table8": t.iloc[:1]}, None, "Not checked")
 
 
@@ -100,7 +100,7 @@ W = {"structure": "parallel", "prior": "full"}
 def test_inverted_u_follows_the_intervals():
     bc = {"structure": "parallel", "prior": "full", "protocol": "broadcast"}
     t = _scaling({("broadcast", n): v for n, v in zip(range(1, 6), [0.42, 0.5, 0.71, 0.55, 0.5])})
-    _ok(F.inverted_u(t, bc), {"scaling": t}, True, "0.42 (1 agent)", "peaks at 3 agents", "as in the paper")
+    _ok(F.inverted_u(t, bc), {"scaling": t}, True, "42% (1 agent)", "peaks at 3 agents", "as in the paper")
     t = _scaling({("broadcast", n): v for n, v in zip(range(1, 6), [0.42, 0.5, 0.61, 0.65, 0.7])})
     _ok(F.inverted_u(t, bc), {"scaling": t}, False, "SR is highest with 5 agents", "This run does not show")
     t = _scaling({("broadcast", n): 0.5 for n in range(1, 4)})
@@ -120,7 +120,7 @@ def _comm(bc: list[float], iso: list[float], sizes=(1, 2, 3, 4), cases=200):
 
 def test_communication_helps_combines_team_sizes():
     t = _comm([0.4, 0.7, 0.65, 0.6], [0.4, 0.5, 0.45, 0.3])
-    _ok(F.communication_helps(t, W), {"scaling": t}, True, "0.70 vs 0.50 (2 agents)", "at every team size, as in the paper")
+    _ok(F.communication_helps(t, W), {"scaling": t}, True, "70% vs 50% (2 agents)", "at every team size, as in the paper")
     t = _comm([0.4, 0.6, 0.3, 0.3], [0.4, 0.5, 0.55, 0.5])
     _ok(F.communication_helps(t, W), {"scaling": t}, False, "broadcast is not ahead with 3 and 4 agents")
     t = _comm([0.4, 0.7, 0.65, 0.6], [0.4, 0.5, 0.45, 0.3], cases=5)
@@ -132,8 +132,8 @@ def test_communication_helps_combines_team_sizes():
 def test_communication_gap_widens_needs_a_lead_to_widen():
     t = _comm([0.4, 0.6, 0.65, 0.6], [0.4, 0.5, 0.45, 0.3])
     f = F.communication_gap_widens(t, W)
-    _ok(f, {"scaling": t}, True, "ahead of isolated agents with 2 agents (0.60 vs 0.50)", "0.60 vs 0.30 with 4 agents")
-    assert "0.65" not in f.text  # the middle sizes are communication_helps' sentence, not repeated here
+    _ok(f, {"scaling": t}, True, "ahead of isolated agents with 2 agents (60% vs 50%)", "60% vs 30% with 4 agents")
+    assert "65%" not in f.text  # the middle sizes are communication_helps' sentence, not repeated here
     t = _comm([0.4, 0.45, 0.65, 0.6], [0.4, 0.5, 0.45, 0.3])  # a sign change is not a widening gap
     _ok(F.communication_gap_widens(t, W), {"scaling": t}, False, "behind", "no lead to widen")
     t = _comm([0.4, 0.6, 0.65, 0.6], [0.4, 0.5, 0.45, 0.3], cases=4)
@@ -148,14 +148,14 @@ def _t11(par_bc, par_iso, seq_bc, seq_iso, hfr_bc=0.3, hfr_iso=0.6, cases=200):
 
 def test_communication_by_structure_and_handovers():
     t = _t11(0.8, 0.7, 0.6, 0.2)
-    _ok(F.communication_by_structure(t), {"table11": t}, True, "0.60 vs 0.20 on sequential", "costs more on sequential")
+    _ok(F.communication_by_structure(t), {"table11": t}, True, "60% vs 20% on sequential", "costs more on sequential")
     t = _t11(0.8, 0.3, 0.6, 0.4)
     _ok(F.communication_by_structure(t), {"table11": t}, False, "larger drop on sequential tasks")
     t = _t11(0.8, 0.7, 0.6, 0.2, cases=6)
     _ok(F.communication_by_structure(t), {"table11": t}, None)
     _ok(F.communication_by_structure(t.iloc[:2]), {"table11": t.iloc[:2]}, None, "Not checked")
     t = _t11(0.8, 0.6, 0.4, 0.1, 0.3, 0.6)
-    _ok(F.handover_failures_without_communication(t), {"table11": t}, True, "HFR is 0.60 isolated vs 0.30")
+    _ok(F.handover_failures_without_communication(t), {"table11": t}, True, "HFR is 60% isolated vs 30%")
     t = _t11(0.8, 0.6, 0.4, 0.1, 0.6, 0.3)
     _ok(F.handover_failures_without_communication(t), {"table11": t}, False, "rise in HFR")
     t = _t11(0.8, 0.6, 0.4, 0.1, math.nan, 0.3)
@@ -163,14 +163,15 @@ def test_communication_by_structure_and_handovers():
 
 
 def _trends(slopes: dict[int, float], structure="parallel", prior="full", cases=40):
-    return _t([{"structure": structure, "prior": prior, "n_agents": n, "slope": s, "intercept": 1.0,
+    """Trend lines as :func:`.tables.objects_trends` gives them: slopes in percentage points per object."""
+    return _t([{"structure": structure, "prior": prior, "n_agents": n, "slope": s * 100, "intercept": 100.0,
                 "min_objects": 2, "max_objects": 7, "cases": cases} for n, s in slopes.items()])
 
 
 def test_objects_decline_and_robust():
     t = _trends({1: -0.12, 2: -0.05, 3: -0.04})
-    _ok(F.objects_decline(t, W), {"trends": t}, True, "-0.12 (1 agent)", "SR falls as tasks have more objects")
-    _ok(F.objects_robust(t, W), {"trends": t}, True, "slope of -0.12", "flatter with 2 and 3 agents")
+    _ok(F.objects_decline(t, W), {"trends": t}, True, "-12.0 pp (1 agent)", "SR falls as tasks have more objects")
+    _ok(F.objects_robust(t, W), {"trends": t}, True, "slope of -12.0 pp", "flatter with 2 and 3 agents")
     t = _trends({1: -0.05, 2: 0.0, 3: -0.12})
     _ok(F.objects_decline(t, W), {"trends": t}, False, "decline for 2 agents")
     _ok(F.objects_robust(t, W), {"trends": t}, False, "not with 3")
@@ -186,7 +187,7 @@ def _modes(srs: dict[str, float], structure="parallel", cases=200):
 
 def test_protocol_ranking_by_intervals():
     t = _modes({"isolated": 0.3, "broadcast": 0.55, "leader": 0.75, "discuss": 0.5})
-    _ok(F.protocol_ranking(t, "parallel"), {"modes": t}, True, "leader 0.75, broadcast 0.55, discuss 0.50, isolated 0.30",
+    _ok(F.protocol_ranking(t, "parallel"), {"modes": t}, True, "leader 75%, broadcast 55%, discuss 50%, isolated 30%",
         "The leader ranks first, as in the paper", "Isolated agents rank last, as in the paper")
     t = _modes({"isolated": 0.65, "broadcast": 0.8, "leader": 0.4, "discuss": 0.3})
     _ok(F.protocol_ranking(t, "parallel"), {"modes": t}, False, "leader ranking first: it ranks 3rd",
@@ -199,7 +200,7 @@ def test_protocol_ranking_by_intervals():
 
 def test_leader_scaling_wordings():
     t = _scaling({("leader", 2): 0.8, ("broadcast", 2): 0.7, ("leader", 5): 0.6, ("broadcast", 5): 0.65})
-    _ok(F.leader_scaling(t, W), {"scaling": t}, True, "0.80 vs 0.70 with 2 agents", "shrinks as the team grows")
+    _ok(F.leader_scaling(t, W), {"scaling": t}, True, "80% vs 70% with 2 agents", "shrinks as the team grows")
     t = _scaling({("leader", 2): 0.8, ("broadcast", 2): 0.7, ("leader", 5): 0.9, ("broadcast", 5): 0.65})
     _ok(F.leader_scaling(t, W), {"scaling": t}, False, "does not shrink")
     t = _scaling({("leader", 2): 0.6, ("broadcast", 2): 0.7, ("leader", 5): 0.5, ("broadcast", 5): 0.65})
@@ -216,7 +217,7 @@ def _mixed(weak, mixed, strong, cases=200):
 def test_mixed_leader_wordings():
     args = ("profile", "weak,weak", "strong,weak", "strong,strong")
     t = _mixed(0.3, 0.6, 0.9)
-    _ok(F.mixed_leader(t, *args), {"mixed": t}, True, "SR is 0.60 for the strong,weak team", "as in the paper")
+    _ok(F.mixed_leader(t, *args), {"mixed": t}, True, "SR is 60% for the strong,weak team", "as in the paper")
     t = _mixed(0.6, 0.3, 0.9)
     _ok(F.mixed_leader(t, *args), {"mixed": t}, False, "lift from a strong leader")
     t = _mixed(0.3, 0.9, 0.6)
@@ -227,8 +228,8 @@ def test_mixed_leader_wordings():
 
 
 def _memory(rows: dict[tuple[str, int, str], tuple[float, float, float]], cases=200):
-    return _t([{"structure": s, "n_agents": n, "protocol": p, "SR": sr, "AUC": auc, "TokensPerStep": tok, "cases": cases}
-               for (s, n, p), (sr, auc, tok) in rows.items()])
+    return _t([{"structure": s, "n_agents": n, "protocol": p, "SR": sr, "AUC": auc, "AUC_low": auc - 0.04,
+                "AUC_high": auc + 0.04, "TokensPerStep": tok, "cases": cases} for (s, n, p), (sr, auc, tok) in rows.items()])
 
 
 def test_shared_memory_findings():
@@ -236,7 +237,7 @@ def test_shared_memory_findings():
                  ("parallel", 4, "shared_memory"): (0.7, 0.5, 10), ("parallel", 4, "broadcast"): (0.5, 0.4, 20),
                  ("sequential", 2, "shared_memory"): (0.2, 0.3, 10), ("sequential", 2, "broadcast"): (0.4, 0.4, 20)})
     tb = {"memory": t}
-    _ok(F.shared_memory_vs_broadcast(t, "parallel"), tb, True, "0.80 vs 0.60 (2 agents)", "Shared memory raises SR")
+    _ok(F.shared_memory_vs_broadcast(t, "parallel"), tb, True, "80% vs 60% (2 agents)", "Shared memory raises SR")
     _ok(F.shared_memory_vs_broadcast(t, "sequential"), tb, True, "Shared memory lowers SR, as in the paper")
     _ok(F.shared_memory_progress(t, "parallel"), tb, True, "makes progress sooner")
     _ok(F.memory_tokens(t, "parallel"), tb, True, "10.0 vs 20.0 (2 agents)", "fewer tokens")
@@ -280,7 +281,7 @@ def test_prior_ablation_all_wordings():
     t = _priors({("full", 2): 0.8, ("no_location", 2): 0.3, ("noisy", 2): 0.7, ("no_appearance", 2): 0.8,
                  ("none", 2): 0.95})
     tb = {"priors": t}
-    _ok(F.prior_ablation(t, "no_location"), tb, True, "SR is 0.30 with no-location priors and 0.80 with full priors",
+    _ok(F.prior_ablation(t, "no_location"), tb, True, "SR is 30% with no-location priors and 80% with full priors",
         "Missing locations cost SR, as in the paper")
     _ok(F.prior_ablation(t, "noisy"), tb, True, "Noisy locations cost SR")
     _ok(F.prior_ablation(t, "none"), tb, False, "the paper's drop in SR with missing locations")
@@ -299,7 +300,7 @@ def _t3(rows: dict[str, tuple[float, float]], cases=200):
 
 def test_gain_under_missing_priors_wordings():
     t = _t3({"full": (0.8, 0.9), "no_location": (0.2, 0.4), "noisy": (0.5, 0.7)})
-    _ok(F.gain_under_missing_priors(t), {"table3": t}, True, "0.20 → 0.40 (no-location priors)",
+    _ok(F.gain_under_missing_priors(t), {"table3": t}, True, "20% → 40% (no-location priors)",
         "A second agent helps under every missing or noisy prior")
     t = _t3({"full": (0.8, 0.9), "no_location": (0.4, 0.1), "noisy": (0.5, 0.7)})
     _ok(F.gain_under_missing_priors(t), {"table3": t}, False, "This run does not show")
@@ -343,7 +344,7 @@ def test_false_completions_all_wordings():
                + [("weak", True, False, False, False, False)] * 12)
     t = T.failure_rates(ind, ["profile"])
     _ok(F.false_completions(t, "profile"), {"failures": t}, True, "12 of 54 episodes (22.2%)",
-        "most often with profile weak (50.0%)", "SR is 0.00 in those episodes and 1.00 in the others",
+        "most often with profile weak (50.0%)", "SR is 0% in those episodes and 100% in the others",
         "False completions are destructive, as in the paper")
     ind = _ind([("strong", False, False, False, False, False), ("weak", True, True, False, False, False)])
     t = T.failure_rates(ind, ["profile"])
@@ -375,9 +376,14 @@ def test_failure_by_profile_both_wordings(fn, indicator, paper):
     _ok(fn(t.iloc[:1]), {"failures": t.iloc[:1]}, None, "Not checked")
 
 
+def test_a_failure_no_profile_shows_cannot_be_checked():
+    t = _t([{"profile": p, "indicator": "wrong_grab", "episodes": 40, "rate": 0.0} for p in ("strong", "weak")])
+    _ok(F.wrong_grabs_by_profile(t, ("strong", "weak")), {"failures": t}, None, "No episode of any profile had a wrong grab")
+
+
 def test_handover_failures_by_profile_both_wordings():
     t = _t([{"structure": "sequential", "profile": p, "HFR": v, "cases": 20} for p, v in (("strong", 0.2), ("medium", 0.3), ("weak", 0.6))])
-    _ok(F.handover_failures_by_profile(t), {"profiles": t}, True, "0.20 (strong)", "rising from the strong to the weak")
+    _ok(F.handover_failures_by_profile(t), {"profiles": t}, True, "20% (strong)", "rising from the strong to the weak")
     t = _t([{"structure": "sequential", "profile": p, "HFR": v, "cases": 20} for p, v in (("strong", 0.4), ("medium", 0.3), ("weak", 0.6))])
     _ok(F.handover_failures_by_profile(t), {"profiles": t}, False, "not rising steadily")
 
@@ -447,6 +453,26 @@ def test_the_backend_is_named_once_for_llm_runs_too():
         r.findings("nope")
 
 
+def test_mecobench_headlines_state_a_difference_with_its_interval():
+    from collablab.studies.mecobench.headlines import Contrast, contrast_table, headline_findings
+
+    def run(sr1, sr2, cases=200):
+        t = _t8(sr1, sr2, cases).assign(SR_low=lambda d: d.SR - 0.07, SR_high=lambda d: d.SR + 0.07)
+        c = contrast_table({"table8": t}, [Contrast("Two agents vs one", "table8", {"n_agents": 2}, {"n_agents": 1},
+                                                    "a second agent raises SR", "Table 8"),
+                                           Contrast("Missing", "nope", {}, {}, "x", "y")])
+        (f,) = headline_findings(c)
+        check_consistent(f, {"contrasts": c})
+        assert f.text.count(". ") == 0 and len(f.text) <= 300  # one sentence
+        return f
+
+    f = run(0.4, 0.6)
+    assert f.shown is True and f.text.startswith("Two agents vs one: SR +20 pp [+10, +30], so a second agent")
+    assert run(0.6, 0.4).shown is False and "does not show" in run(0.6, 0.4).text
+    assert run(0.4, 0.45).shown is None and "too few units to tell" in run(0.4, 0.45).text
+    assert run(0.4, 0.6, cases=6).shown is None
+
+
 # -- every notebook at smoke size, through the notebook's own code path ------------------------------
 NOTEBOOK_OF = {"01_collaboration": "01_collaboration", "02_modes": "02_modes", "03_priors": "03_priors",
                "04_behaviours_and_failures": "04_behaviours"}
@@ -499,7 +525,8 @@ def test_notebook_sentences_match_their_tables(nb, tmp_path, monkeypatch):
     episodes, R = _run_and_read(nb, _smoke_params(nb))
     assert {s for args in shown for s in args} == set(R.sections), "every section is shown, none is missing"
     assert R.findings() and R.backend == "heuristic" and R.n_episodes == len(episodes)
-    for f in R.findings():
+    mecobench_headlines = R.headlines if nb.stem in NOTEBOOK_OF else []  # quote the report's contrasts table
+    for f in [*R.findings(), *mecobench_headlines]:
         check_consistent(f, R.tables)
     assert "not findings about LLMs" in R.markdown()
 

@@ -22,6 +22,7 @@ from ...runs import check_run_parameters, llm_option_keys, parameter_checks, pre
 from ...runs.spec_checks import check_choice, check_int, check_items
 from . import findings as F
 from . import tables as T
+from .headlines import Contrast, contrast_table, headline_findings
 from .episode import default_budget
 from .grids import check_team_sizes, grid, run, team_spec
 from .spec import DEFAULTS, endpoints, resolve, task_of
@@ -181,45 +182,45 @@ def _report(episodes: pd.DataFrame) -> F.Report:
     return F.Report(F.backend_of(episodes), len(episodes))
 
 
-def _headlines(R: F.Report, picks: list[F.Finding]) -> list[F.Finding]:
-    """Three to five headline findings: ``picks`` that quote numbers first, then the rest."""
-    checked = [f for f in picks if f.quotes]
-    others = [f for f in R.findings() if f.quotes and f not in checked]
-    return (checked + others)[:5] if len(checked) >= 3 else (checked + others + picks)[:max(3, len(checked))]
-
-
-def _short(claim: str) -> str:
-    return claim.split(": ", 1)[-1]
-
-
-def _limits(R: F.Report, episodes: pd.DataFrame, P: Params) -> list[str]:
-    """What the run does not show: its scale (cases per cell, the SR difference its intervals can
-    tell apart), the paper effects it does not show and how many findings have too few units."""
-    counts = [int(c) for t in R.tables.values() if "cases" in t.columns for c in t["cases"].dropna()]
+def _limits(R: F.Report, P: Params) -> list[str]:
+    """What the run does not show: its scale (episodes in the cells the headline compares, the SR
+    difference their intervals can tell apart) and how many of the paper's effects it does not show
+    or has too few units for."""
+    counts = [int(c) for c in R.tables["contrasts"]["fewest cases"].dropna()]
     out = []
     if counts:
         n = int(pd.Series(counts).median())
         lo, hi = T.wilson(n / 2, n)
-        out.append(f"A typical cell holds {n} episodes ({P['n_tasks']} tasks per structure, {len(P['seeds'])} "
-                   f"seed{'s' if len(P['seeds']) > 1 else ''}), so two SRs near 0.5 must differ by about "
-                   f"{round(float(hi - lo) * 2 ** 0.5, 1)} to be told apart.")
-    no = [_short(f.claim) for f in R.findings() if f.shown is False]
+        out.append(f"A compared cell typically holds {n} episodes ({P['n_tasks']} tasks per structure, {len(P['seeds'])} "
+                   f"seed{'s' if len(P['seeds']) > 1 else ''}), so two SRs near 50% must differ by about "
+                   f"{round(float(hi - lo) / 2 * 2 ** 0.5 * 100)} percentage points to be told apart.")
+    no, few = (sum(f.shown is v for f in R.findings()) for v in (False, None))
     if no:
-        out.append(f"It does not show {len(no)} of the paper's effects, e.g. that {no[0]}" +
-                   (f" and that {no[1]}" if len(no) > 1 else "") + ".")
-    few = sum(f.shown is None for f in R.findings())
+        out.append(f"It does not show {no} of the paper's effects (under \"Not shown by this run\" at the end).")
     if few:
-        out.append(f"For {few} finding{'s' if few > 1 else ''} it has too few units to tell (listed at the end).")
+        out.append(f"For {few} more it has too few units to tell.")
     return out
 
 
-def _finish(R: F.Report, episodes: pd.DataFrame, P: Params, run_dir: Any, picks: list[F.Finding]) -> F.Report:
-    """Set the report's display styles, run folder, headline findings and limits."""
+def _finish(R: F.Report, P: Params, run_dir: Any, contrasts: list[Contrast]) -> F.Report:
+    """Set the report's display styles, run folder, headline findings (one per contrast the run
+    has, from the ``contrasts`` table) and limits."""
+    R.tables["contrasts"] = contrast_table(R.tables, contrasts)
     R.styles = styles(*R.tables)
     R.run_dir = run_dir
-    R.headlines = _headlines(R, picks)
-    R.limits = _limits(R, episodes, P)
+    R.headlines = headline_findings(R.tables["contrasts"])
+    R.limits = _limits(R, P)
     return R
+
+
+def _best_smaller(t: pd.DataFrame, where: dict[str, Any]) -> tuple[int, int] | None:
+    """(largest team size, the smaller size with the highest SR) among the rows ``where`` selects."""
+    rows = F.select_rows(t, where)
+    if rows["n_agents"].nunique() < 2:
+        return None
+    top = int(rows["n_agents"].max())
+    smaller = rows[rows.n_agents < top]
+    return top, int(smaller.loc[smaller["SR"].idxmax(), "n_agents"])
 
 
 def collaboration_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, run_dir: Any = None) -> F.Report:
@@ -242,9 +243,21 @@ def collaboration_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params,
                              F.objects_robust(R.tables["trends"], par),
                              F.objects_decline(R.tables["trends"], {"structure": "sequential", "prior": prior},
                                                figure="Fig. 36")]
-    s = R.sections
-    return _finish(R, episodes, P, run_dir, [s["table8"][0], s["scaling"][0], s["scaling"][1], s["table11"][0],
-                                             s["objects"][0]])
+    bc = {**par, "protocol": "broadcast"}
+    contrasts = [Contrast("Two agents vs one on parallel tasks", "table8", {"n_agents": 2}, {"n_agents": 1},
+                          "a second agent raises SR", "Fig. 6, Table 8", where={"structure": "parallel"}),
+                 Contrast("Broadcast vs isolated agents, 2 agents on sequential tasks", "table11",
+                          {"protocol": "broadcast"}, {"protocol": "isolated"}, "communication raises SR",
+                          "Fig. 9a, Table 11", where={"structure": "sequential"})]
+    if (sizes := _best_smaller(R.tables["scaling"], bc)) is not None:
+        top, best = sizes
+        contrasts += [Contrast(f"Broadcast vs isolated agents, {top} agents on parallel tasks", "scaling",
+                               {"protocol": "broadcast"}, {"protocol": "isolated"}, "communication raises SR",
+                               "Fig. 9b, Table 9", where={**par, "n_agents": top}),
+                      Contrast(f"{top} agents vs {best} (the best smaller team) on parallel tasks", "scaling",
+                               {"n_agents": top}, {"n_agents": best}, "SR falls past the best team size",
+                               "Fig. 7a, Table 9", sign=-1, where=bc)]
+    return _finish(R, P, run_dir, contrasts)
 
 
 def modes_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, run_dir: Any = None) -> F.Report:
@@ -262,7 +275,7 @@ def modes_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, run_dir
     R = _report(episodes)
     R.tables.update(modes=T.modes_table(mine), scaling=T.scaling_table(par[par.protocol.isin(["broadcast", "leader"])]),
                     memory=T.memory_table(mine), mixed=T.team_table(mixed, who),
-                    failures=T.failure_rates(ind, ["protocol"]))
+                    failures=T.failure_rates(ind, ["protocol"], ["false_completion"]))
     R.sections["modes"] = [F.protocol_ranking(R.tables["modes"], st) for st in ("parallel", "sequential")]
     R.sections["leader_scaling"] = [F.leader_scaling(R.tables["scaling"], {"structure": "parallel", "prior": P["prior"]})]
     R.sections["memory"] = [F.shared_memory_vs_broadcast(R.tables["memory"], "parallel"),
@@ -272,8 +285,23 @@ def modes_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, run_dir
     mt = list(P["mixed_teams"])
     R.sections["mixed"] = ([F.mixed_leader(R.tables["mixed"], who, mt[0], mt[1], mt[2])] if len(mt) == 3 else [])
     R.sections["failures"] = [F.false_completions(R.tables["failures"], "protocol")]
-    s = R.sections
-    return _finish(R, episodes, P, run_dir, [*s["modes"], s["leader_scaling"][0], s["memory"][0], *s["mixed"]])
+    two = {"n_agents": 2}
+    contrasts = [Contrast("Leader vs broadcast, 2 agents on parallel tasks", "modes", {"protocol": "leader"},
+                          {"protocol": "broadcast"}, "a leader beats broadcast", "Fig. 8a, Table 12",
+                          where={"structure": "parallel"}),
+                 Contrast("Isolated agents vs broadcast, 2 agents on sequential tasks", "modes",
+                          {"protocol": "isolated"}, {"protocol": "broadcast"}, "isolated agents fall below broadcast",
+                          "Fig. 9a, Table 12", sign=-1, where={"structure": "sequential"}),
+                 Contrast("Shared memory vs broadcast, 2 agents on parallel tasks", "memory",
+                          {"protocol": "shared_memory"}, {"protocol": "broadcast"}, "shared memory raises SR there",
+                          "Figs. 10, 31", where={"structure": "parallel", **two}),
+                 Contrast("Shared memory vs broadcast, 2 agents on sequential tasks", "memory",
+                          {"protocol": "shared_memory"}, {"protocol": "broadcast"}, "shared memory lowers SR there",
+                          "Figs. 10, 31", sign=-1, where={"structure": "sequential", **two})]
+    if len(mt) == 3:
+        contrasts.append(Contrast(f"A strong leader with a weak worker ({mt[1]}) vs {mt[0]}", "mixed", {who: mt[1]},
+                                  {who: mt[0]}, "a strong leader lifts the team", "Fig. 32"))
+    return _finish(R, P, run_dir, contrasts)
 
 
 def priors_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, run_dir: Any = None) -> F.Report:
@@ -289,30 +317,52 @@ def priors_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, run_di
     R.tables["objects"] = pd.concat([T.objects_table(episodes, "parallel", "broadcast", p) for p in priors],
                                     ignore_index=True)
     R.tables["trends"] = T.objects_trends(R.tables["objects"])
+    R.tables["slopes"] = T.wide(R.tables["trends"], "prior", "n_agents", ["slope"],
+                                label=lambda k: f"{k} agent{'s' if k > 1 else ''}")
     n = 2 if 2 in set(episodes.n_agents) else int(episodes.n_agents.min())
     R.sections["budgets"] = [F.budgets_used(R.tables["priors"], {p: default_budget("parallel", p) for p in priors})]
     R.sections["priors"] = [F.prior_ablation(R.tables["priors"], p, n) for p in priors if p != "full"]
     R.sections["table3"] = [F.gain_under_missing_priors(t3), F.largest_gain_prior(t3)]
-    nl = {"structure": "parallel", "prior": "no_location"}
+    nl = {"structure": "parallel", "prior": missing_location_prior(priors)}
     R.sections["no_location"] = [F.inverted_u(R.tables["scaling"], {**nl, "protocol": "broadcast"},
                                               figure="Fig. 13a, Table 15"),
                                  F.objects_decline(R.tables["trends"], nl, figure="Fig. 36"),
                                  F.objects_robust(R.tables["trends"], nl, figure="Fig. 34b")]
-    key = [f for f in R.sections["priors"] if "no_location" in f.claim or "noisy priors" in f.claim]
-    return _finish(R, episodes, P, run_dir, [*key, R.sections["table3"][0], R.sections["no_location"][0]])
+    n2 = {"n_agents": n}
+    contrasts = [Contrast(f"{_cap(F.PRIOR_LABELS.get(p, p))} vs full priors, {n} agents", "priors", {"prior": p},
+                          {"prior": "full"}, "noisy locations cost SR" if p in F.NOISY else "missing locations cost SR",
+                          "Tables 3, 16" if p in F.NOISY else "Table 13, Fig. 35", sign=-1, where=n2)
+                 for p in ("no_location", "none", "noisy") if p in priors]
+    contrasts += [Contrast(f"Two agents vs one with {F.PRIOR_LABELS.get(p, p)}", "priors", {"n_agents": 2}, {"n_agents": 1},
+                           "a second agent helps without location priors", "Fig. 12, Table 3", where={"prior": p})
+                  for p in F.NO_LOCATION[:1] if p in priors]
+    return _finish(R, P, run_dir, contrasts)
+
+
+def missing_location_prior(priors: list[str]) -> str:
+    """The prior that notebook 03's no-location section reads (Figs. 13, 34, 36): ``no_location``,
+    else ``none``, else the run's first prior (its sentences then say what the run lacks)."""
+    return next((p for p in (*F.NO_LOCATION, *priors) if p in priors), "no_location")
+
+
+def _cap(s: str) -> str:
+    return s[:1].upper() + s[1:]
 
 
 def behaviours_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, run_dir: Any = None) -> F.Report:
     """Notebook 04: coordination queries (Table 18), correction (Tables 19-20), failure modes and
     self-correction by profile (§6.2, Table 22, Fig. 37), HFR by profile (Tables 11-12)."""
-    from ...analysis import coord_query_table, correction_analysis, failure_indicators
+    from ...analysis import coord_query_table, correction_analysis, failure_indicators, failure_lift, tag_messages
 
     ind = failure_indicators(episodes, steps)
     R = _report(episodes)
     R.tables.update(table18=coord_query_table(ind, by="structure").reset_index().assign(backend=R.backend),
                     table19=correction_analysis(ind, by="structure").table19.reset_index().assign(backend=R.backend),
                     failures=T.failure_rates(ind, ["profile"]), corrections=T.correction_rates(ind, "profile"),
-                    profiles=T.metric_table(episodes, ["structure", "profile"]))
+                    profiles=T.metric_table(episodes, ["structure", "profile"]),
+                    flags=T.sr_with_without(ind, ["false_completion", "dup_grab"]),
+                    lift=failure_lift(ind, by="profile"),
+                    messages=T.message_examples(tag_messages(steps), BEHAVIOURS))
     structures = sorted(set(episodes.structure))
     order = [p for p in P["profiles"] if p in set(episodes.profile)]
     R.sections["coord"] = [F.coordination_queries(R.tables["table18"], st) for st in structures]
@@ -323,9 +373,24 @@ def behaviours_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, ru
                               F.false_completions_by_profile(R.tables["failures"], order),
                               F.handover_failures_by_profile(R.tables["profiles"], order),
                               F.self_correction_by_profile(R.tables["corrections"], order)]
-    s = R.sections
-    return _finish(R, episodes, P, run_dir, [s["failures"][0], s["failures"][1], s["coord"][0], s["correction"][0],
-                                             s["failures"][4]])
+    flag = [Contrast(f"Episodes with vs without {what}", "flags", {"has": True}, {"has": False}, effect, ref,
+                     sign=-1, where={"indicator": name})
+            for name, what, effect, ref in (
+                ("false_completion", "a false completion", "false completions are destructive", "§6.2, Table 22"),
+                ("dup_grab", "a duplicate grab", "duplicate grabs come with failures", "§6.2, Fig. 37"))]
+    if len(order) > 1:
+        flag.append(Contrast(f"The {order[0]} vs the {order[-1]} profile on parallel tasks", "profiles",
+                             {"profile": order[0]}, {"profile": order[-1]}, "the stronger profile solves more tasks",
+                             "Table 8", where={"structure": "parallel"}))
+    if len(order) > 1 and ind["wrong_grab"].any():
+        flag.append(Contrast(f"Episodes with a wrong grab, {order[-1]} vs {order[0]} profile", "failures",
+                             {"profile": order[-1]}, {"profile": order[0]}, "weaker grounding brings more wrong grabs",
+                             "App. D.5, Table 21", col="rate", where={"indicator": "wrong_grab"}, name="share"))
+    return _finish(R, P, run_dir, flag)
+
+
+#: The behaviour codes of Tables 2 and 17 that notebook 04 shows one message of.
+BEHAVIOURS = ("Info-Plan", "Info-Loc", "Info-Obj", "Act-Del", "Task-Assign", "Coord-Q", "Correct")
 
 
 READERS = {"01_collaboration": collaboration_report, "02_modes": modes_report, "03_priors": priors_report,

@@ -13,7 +13,9 @@ When ``shown`` is what (issue 24; each function's docstring names its rule):
   and :func:`~collablab.analysis.findings.verdict`: on the paper's side of 0 it is shown, on the
   other side it is not, holding 0 it is too few units to tell (also when a cell has fewer than
   :data:`MIN_UNITS` cases); a claim over several team sizes combines them (:func:`_combine`);
-- a claim resting on a point comparison (slopes, AUC, HFR, shares of episodes, relative gains) is
+- a claim on AUC rests on the same difference interval, from the cells' 95% t intervals
+  (``AUC_low``/``AUC_high``, :func:`.tables.mean_interval`);
+- a claim resting on a point comparison (slopes, HFR, shares of episodes, relative gains) is
   read from the numbers as printed, and is too few units to tell when a cell it compares has fewer
   than :data:`MIN_UNITS` cases (``cases``, ``episodes`` or ``#Case``).
 
@@ -36,6 +38,18 @@ NOISY = ("noisy", "noisy_no_appearance")
 #: A cell with fewer cases than this is too few units to tell (:func:`verdict`'s ``min_n``).
 MIN_UNITS = 10
 _COUNTS = ("cases", "episodes", "#Case")
+#: How sentences print each column: rates (SR, CR, HFR and shares) as whole percentages, as the
+#: tables show them (issue 24); the rest with two decimals unless a finding names its format.
+RATE_FORMAT = "{:.0%}"
+#: SR slopes per object (:func:`.tables.objects_trends`: percentage points).
+_SLOPE = "{:+.1f} pp"
+_FORMATS = {c: RATE_FORMAT for c in ("SR", "SR_low", "SR_high", "CR", "CR_low", "CR_high", "HFR", "SR 1 agent",
+                                     "SR 2 agents", "SR with", "SR without", "rate")}
+
+
+def _q(t: pd.DataFrame | None, table: str, where: Mapping[str, Any], column: str, fmt: str | None = None) -> Quote | None:
+    """:func:`quote` with the column's format (:data:`_FORMATS`) unless ``fmt`` is given."""
+    return quote(t, table, where, column, fmt or _FORMATS.get(column, "{:.2f}"))
 
 
 # -- helpers -----------------------------------------------------------------------------------------
@@ -96,7 +110,7 @@ def _sizes(t: pd.DataFrame, where: Mapping[str, Any], x: str = "n_agents") -> li
     return sorted(int(n) for n in select_rows(t, where)[x].dropna().unique())
 
 
-def _count(t: pd.DataFrame, where: Mapping[str, Any]) -> int | None:
+def cases_of(t: pd.DataFrame, where: Mapping[str, Any]) -> int | None:
     """The cases of the one row ``where`` selects (None without a count column or row)."""
     col = next((c for c in _COUNTS if c in t.columns), None)
     rows = select_rows(t, where) if col else t.iloc[0:0]
@@ -105,31 +119,31 @@ def _count(t: pd.DataFrame, where: Mapping[str, Any]) -> int | None:
 
 def _few(t: pd.DataFrame, wheres: Sequence[Mapping[str, Any]]) -> bool:
     """Whether a row of ``wheres`` has fewer than :data:`MIN_UNITS` cases (the point-comparison rule)."""
-    return any((n := _count(t, w)) is not None and n < MIN_UNITS for w in wheres)
+    return any((n := cases_of(t, w)) is not None and n < MIN_UNITS for w in wheres)
 
 
-def _rate(t: pd.DataFrame, where: Mapping[str, Any], col: str = "SR") -> tuple[float, float, float] | None:
-    """(rate, 95% low, high) of the one row ``where`` selects: its ``<col>_low``/``<col>_high``
-    cells, else the Wilson interval from its cases; None without either."""
+def rate_cell(t: pd.DataFrame, where: Mapping[str, Any], col: str = "SR") -> tuple[float, float, float] | None:
+    """(value, 95% low, high) of ``col`` in the one row ``where`` selects: its ``<col>_low``/``<col>_high``
+    cells, else (a rate) the Wilson interval from its cases; None without either."""
     rows = select_rows(t, where)
     if len(rows) != 1 or pd.isna(rows[col].iloc[0]):
         return None
     p = float(rows[col].iloc[0])
     if f"{col}_low" in rows.columns and not pd.isna(rows[f"{col}_low"].iloc[0]):
         return p, float(rows[f"{col}_low"].iloc[0]), float(rows[f"{col}_high"].iloc[0])
-    n = _count(t, where)
-    return None if not n else (p, *wilson(p * n, n))
+    n = cases_of(t, where)
+    return None if not n or _FORMATS.get(col) != RATE_FORMAT else (p, *wilson(p * n, n))
 
 
 def _diff_verdict(t: pd.DataFrame, wa: Mapping[str, Any], wb: Mapping[str, Any], sign: int = 1,
                   col: str = "SR") -> bool | None:
     """:func:`verdict` of ``col`` at ``wa`` minus ``col`` at ``wb`` (Newcombe's 95% interval), the
     paper's sign ``sign``; None when a cell has fewer than :data:`MIN_UNITS` cases or no interval."""
-    a, b = _rate(t, wa, col), _rate(t, wb, col)
+    a, b = rate_cell(t, wa, col), rate_cell(t, wb, col)
     if a is None or b is None:
         return None
     _, low, high = rate_difference(a, b)
-    counts = [n for n in (_count(t, wa), _count(t, wb)) if n is not None]
+    counts = [n for n in (cases_of(t, wa), cases_of(t, wb)) if n is not None]
     return verdict(low, high, sign, n=min(counts) if counts else None, min_n=MIN_UNITS)
 
 
@@ -147,11 +161,11 @@ def _point(holds: bool, few: bool) -> bool | None:
 
 
 def _iv(t: pd.DataFrame, table: str, where: Mapping[str, Any], col: str = "SR") -> tuple[str, list[Quote]]:
-    """"0.62 [0.51, 0.72]" of the cell (the estimate alone without interval columns) and its quotes."""
-    q = quote(t, table, where, col)
+    """"62% [51%, 72%]" of the cell (the estimate alone without interval columns) and its quotes."""
+    q = _q(t, table, where, col)
     if q is None:
         return "", []
-    lo, hi = quote(t, table, where, f"{col}_low"), quote(t, table, where, f"{col}_high")
+    lo, hi = _q(t, table, where, f"{col}_low"), _q(t, table, where, f"{col}_high")
     if lo is None or hi is None:
         return q.text, [q]
     return f"{q.text} [{lo.text}, {hi.text}]", [q, lo, hi]
@@ -179,7 +193,7 @@ def second_agent_gain(t8: pd.DataFrame, structure: str = "parallel") -> Finding:
 
 
 def _series(t: pd.DataFrame, table: str, where: Mapping[str, Any], metric: str) -> list[tuple[int, Quote]]:
-    return [(n, q) for n in _sizes(t, where) if (q := quote(t, table, {**where, "n_agents": n}, metric)) is not None]
+    return [(n, q) for n in _sizes(t, where) if (q := _q(t, table, {**where, "n_agents": n}, metric)) is not None]
 
 
 def inverted_u(t: pd.DataFrame, where: Mapping[str, Any], metric: str = "SR", table: str = "scaling",
@@ -221,8 +235,8 @@ def _pairs(t: pd.DataFrame, table: str, where: Mapping[str, Any], col: str, a: s
            metric: str = "SR") -> list[tuple[int, Quote, Quote]]:
     out = []
     for n in _sizes(t, where, x):
-        qa = quote(t, table, {**where, col: a, x: n}, metric)
-        qb = quote(t, table, {**where, col: b, x: n}, metric)
+        qa = _q(t, table, {**where, col: a, x: n}, metric)
+        qb = _q(t, table, {**where, col: b, x: n}, metric)
         if qa is not None and qb is not None:
             out.append((n, qa, qb))
     return out
@@ -300,7 +314,7 @@ def communication_by_structure(t11: pd.DataFrame) -> Finding:
     """
     claim = "§5.2, Fig. 9a, Table 11: removing communication costs more on sequential tasks"
     w = {(s, p): {"structure": s, "protocol": p} for s in ("parallel", "sequential") for p in ("broadcast", "isolated")}
-    q = {k: quote(t11, "table11", v, "SR") for k, v in w.items()}
+    q = {k: _q(t11, "table11", v, "SR") for k, v in w.items()}
     if any(v is None for v in q.values()):
         return _missing("2-agent broadcast and isolated teams on only one structure, or on none", claim)
     dp = round(_v(q["parallel", "broadcast"]) - _v(q["parallel", "isolated"]), 2)
@@ -327,7 +341,7 @@ def handover_failures_without_communication(t11: pd.DataFrame) -> Finding:
     """
     claim = "App. D.2, Table 11: HFR rises without communication on sequential tasks"
     wb, wi = {"structure": "sequential", "protocol": "broadcast"}, {"structure": "sequential", "protocol": "isolated"}
-    qb, qi = quote(t11, "table11", wb, "HFR"), quote(t11, "table11", wi, "HFR")
+    qb, qi = _q(t11, "table11", wb, "HFR"), _q(t11, "table11", wi, "HFR")
     if qb is None or qi is None:
         return _missing("no handover attempt by a 2-agent broadcast or isolated team on sequential tasks (HFR is NA)", claim)
     shown = _point(_v(qi) > _v(qb), _few(t11, [wb, wi]))
@@ -348,7 +362,8 @@ def objects_decline(trends: pd.DataFrame, where: Mapping[str, Any], table: str =
     a line rests on fewer than :data:`MIN_UNITS` cases. No slope (one object count): cannot check.
     """
     claim = f"§4.2, App. D.6, {figure}: SR declines with the number of objects"
-    qs = [(n, q) for n in _sizes(trends, where) if (q := quote(trends, table, {**where, "n_agents": n}, "slope")) is not None]
+    qs = [(n, q) for n in _sizes(trends, where)
+          if (q := _q(trends, table, {**where, "n_agents": n}, "slope", _SLOPE)) is not None]
     if not qs:
         return _missing(f"no trend line over two or more object counts {_cond(where)}", claim)
     listing = _join([f"{q.text} ({_agents(n)})" for n, q in qs])
@@ -373,8 +388,9 @@ def objects_robust(trends: pd.DataFrame, where: Mapping[str, Any], table: str = 
     :data:`MIN_UNITS` cases per line. No 1-agent or no multi-agent slope: cannot check.
     """
     claim = f"§4.2, {figure}: multi-agent teams decline less with more objects"
-    q1 = quote(trends, table, {**where, "n_agents": 1}, "slope")
-    qs = [(n, q) for n in _sizes(trends, where) if n > 1 and (q := quote(trends, table, {**where, "n_agents": n}, "slope"))]
+    q1 = _q(trends, table, {**where, "n_agents": 1}, "slope", _SLOPE)
+    qs = [(n, q) for n in _sizes(trends, where)
+          if n > 1 and (q := _q(trends, table, {**where, "n_agents": n}, "slope", _SLOPE))]
     if q1 is None or not qs:
         return _missing(f"no 1-agent and multi-agent trend lines {_cond(where)}", claim)
     steeper = [n for n, q in qs if not _v(q) > _v(q1)]
@@ -408,7 +424,7 @@ def protocol_ranking(t: pd.DataFrame, structure: str, table: str = "modes") -> F
     """
     claim = "§5.1, §5.2, Figs. 8a, 9a, Table 12: the leader ranks first and isolated agents last (2 agents)"
     protos = list(select_rows(t, {"structure": structure})["protocol"])
-    qs = {p: q for p in protos if (q := quote(t, table, {"structure": structure, "protocol": p}, "SR")) is not None}
+    qs = {p: q for p in protos if (q := _q(t, table, {"structure": structure, "protocol": p}, "SR")) is not None}
     if len(qs) < 2 or not ({"leader", "isolated"} & set(qs)):
         return _missing(f"fewer than two protocols, or neither leader nor isolated, on {structure} tasks", claim)
     order = sorted(qs, key=lambda p: -_v(qs[p]))
@@ -469,7 +485,7 @@ def mixed_leader(t: pd.DataFrame, who: str, weak: str, mixed: str, strong: str, 
     """
     claim = "App. D.4, Fig. 32: a strong leader lifts a weak worker, but not to the all-strong level"
     ww, wm, ws = ({who: x} for x in (weak, mixed, strong))
-    qw, qm, qs = (quote(t, table, x, "SR") for x in (ww, wm, ws))
+    qw, qm, qs = (_q(t, table, x, "SR") for x in (ww, wm, ws))
     if qw is None or qm is None or qs is None:
         return _missing(f"not all three leader teams ({weak}, {mixed}, {strong})", claim)
     lift, gap = _diff_verdict(t, wm, ww), _diff_verdict(t, ws, wm)
@@ -511,18 +527,17 @@ def shared_memory_progress(t: pd.DataFrame, structure: str = "parallel", table: 
     """Does shared memory make progress sooner (higher Step-CR AUC) than broadcast?
 
     Paper (§5.3, Fig. 10b, Fig. 31 AUC): shared memory accelerates early progress. Table:
-    :func:`.tables.memory_table` rows of ``structure``. Rule (point comparison): shown when shared
-    memory's printed AUC is above broadcast's at every team size; too few units to tell under
-    :data:`MIN_UNITS` cases. No team size with both: cannot check.
+    :func:`.tables.memory_table` rows of ``structure`` (AUC with its 95% t interval). Rule: the
+    interval of AUC(shared memory) - AUC(broadcast) at each team size (:func:`_diff_verdict`),
+    combined (:func:`_combine`). No team size with both: cannot check.
     """
     claim = "§5.3, Fig. 10b: shared memory accelerates early progress (higher AUC)"
     where = {"structure": structure}
     pairs = _pairs(t, table, where, "protocol", "shared_memory", "broadcast", "n_agents", metric="AUC")
     if not pairs:
         return _missing(f"no team size with both shared memory and broadcast on {structure} tasks", claim)
-    off = [n for n, qm, qb in pairs if not _v(qm) > _v(qb)]
-    few = _few(t, [{**where, "protocol": p, "n_agents": n} for n, _, _ in pairs for p in ("shared_memory", "broadcast")])
-    shown = _point(not off, few)
+    shown = _combine([_diff_verdict(t, {**where, "protocol": "shared_memory", "n_agents": n},
+                                    {**where, "protocol": "broadcast", "n_agents": n}, col="AUC") for n, _, _ in pairs])
     listing = _join([f"{qm.text} vs {qb.text} ({_agents(n)})" for n, qm, qb in pairs])
     text = (f"On {structure} tasks, AUC with shared memory vs broadcast is {listing}. "
             + _ending(shown, "shared memory makes progress sooner", "the paper's faster early progress with shared memory",
@@ -619,8 +634,8 @@ def prior_ablation(t: pd.DataFrame, variant: str, n_agents: int = 2, table: str 
 
 def _gain_quotes(t3: pd.DataFrame, prior: str, table: str) -> tuple[Quote | None, Quote | None, Quote | None]:
     w = {"prior": prior}
-    return (quote(t3, table, w, "SR 1 agent"), quote(t3, table, w, "SR 2 agents"),
-            quote(t3, table, w, "relative gain", "{:+.0%}"))
+    return (_q(t3, table, w, "SR 1 agent"), _q(t3, table, w, "SR 2 agents"),
+            _q(t3, table, w, "relative gain", "{:+.0%}"))
 
 
 def _gain_verdict(t3: pd.DataFrame, prior: str) -> bool | None:
@@ -675,7 +690,7 @@ def largest_gain_prior(t3: pd.DataFrame, table: str = "table3") -> Finding:
     claim = "§6.1, Table 3: the relative gain of a second agent is largest with noisy priors"
     if t3 is None:
         return _missing("no 1- and 2-agent episodes", claim)
-    gains = {p: q for p in t3["prior"] if (q := quote(t3, table, {"prior": p}, "relative gain", "{:+.0%}")) is not None}
+    gains = {p: q for p in t3["prior"] if (q := _q(t3, table, {"prior": p}, "relative gain", "{:+.0%}")) is not None}
     noisy = [p for p in gains if p in NOISY]
     if not noisy or len(gains) < 2:
         return _missing("no defined relative gain under a noisy prior and another prior", claim)
@@ -705,15 +720,15 @@ def false_completions(rates: pd.DataFrame, by: str, table: str = "failures") -> 
     claim = "§6.2, Tables 21-22: false completions are destructive"
     sel = select_rows(rates, {"indicator": "false_completion"})
     allw = {by: "all", "indicator": "false_completion"}
-    qn, qw = quote(sel, table, allw, "episodes", "{:.0f}"), quote(sel, table, allw, "with", "{:.0f}")
+    qn, qw = _q(sel, table, allw, "episodes", "{:.0f}"), _q(sel, table, allw, "with", "{:.0f}")
     if qn is None or qw is None:
         return _missing("no episodes", claim)
     if _v(qw) == 0:
         return Finding(claim, f"No episode had a false completion ({qw.text} of {qn.text}), so the paper's destructive "
                               "hallucinated completion (§6.2, Table 22) cannot be checked here.", None, (qw, qn))
-    qr = quote(sel, table, allw, "rate", "{:.1%}")
+    qr = _q(sel, table, allw, "rate", "{:.1%}")
     groups = [g for g in sel[by] if g != "all"]
-    grates = {g: q for g in groups if (q := quote(sel, table, {by: g, "indicator": "false_completion"}, "rate", "{:.1%}"))}
+    grates = {g: q for g in groups if (q := _q(sel, table, {by: g, "indicator": "false_completion"}, "rate", "{:.1%}"))}
     best = max((_v(q) for q in grates.values()), default=0.0)
     tops = [g for g in grates if _v(grates[g]) == best]
     top = tops[0] if len(grates) > 1 and len(tops) == 1 else None
@@ -722,7 +737,7 @@ def false_completions(rates: pd.DataFrame, by: str, table: str = "failures") -> 
     if top is not None:
         text += f", most often with {by} {top} ({grates[top].text})"
         quotes.append(grates[top])
-    qa, qb = quote(sel, table, allw, "SR with"), quote(sel, table, allw, "SR without")
+    qa, qb = _q(sel, table, allw, "SR with"), _q(sel, table, allw, "SR without")
     if qa is None or qb is None:
         return Finding(claim, text + ". Every episode had one, so SR cannot be compared (§6.2, Table 22).",
                        None, tuple(quotes))
@@ -740,10 +755,13 @@ def _profile_trend(t: pd.DataFrame, where: Mapping[str, Any], column: str, order
     """Is ``column`` rising along the profiles ``order``? ``paper``: what the paper says (for the
     sentence), or None when the paper makes no claim by capability (then ``shown`` is None). Rule
     (point comparison): rising strictly along ``order``; too few units to tell under
-    :data:`MIN_UNITS` cases in a profile's cell."""
-    qs = [(p, q) for p in order if (q := quote(t, table, {**where, "profile": p}, column, fmt)) is not None]
+    :data:`MIN_UNITS` cases in a profile's cell; a share that is 0 for every profile: cannot check."""
+    qs = [(p, q) for p in order if (q := _q(t, table, {**where, "profile": p}, column, fmt)) is not None]
     if len(qs) < 2:
         return _missing(f"fewer than two profiles with {what}", claim)
+    if column == "rate" and all(_v(q) == 0 for _, q in qs):
+        return Finding(claim, f"No episode of any profile had {what[len('episodes with '):]}, so this cannot be "
+                              f"checked here ({ref}).", None, ())
     listing = _join([f"{q.text} ({p})" for p, q in qs])
     rising = all(_v(a) < _v(c) for (_, a), (_, c) in zip(qs, qs[1:]))
     head = f"{_cap(what)}: {listing}."
@@ -806,12 +824,12 @@ def handover_failures_by_profile(t: pd.DataFrame, order: Sequence[str] = ("stron
                                  table: str = "profiles") -> Finding:
     """Do weaker profiles fail more handovers?
 
-    Paper (Tables 11-12): the weaker Qwen3-8B-VL has a far higher HFR (0.66) than stronger
-    models (about 0.3) on sequential tasks. Table: :func:`.tables.metric_table` by
+    Paper (Tables 11-12): the weaker Qwen3-8B-VL has a far higher HFR (66%) than stronger
+    models (about 30%) on sequential tasks. Table: :func:`.tables.metric_table` by
     ``structure`` and ``profile`` (sequential rows, ``HFR``). Rule as :func:`wrong_grabs_by_profile`.
     """
     return _profile_trend(t, {"structure": "sequential"}, "HFR", order, "HFR on sequential tasks",
-                          "Tables 11-12: weaker models fail more handovers", "Tables 11-12", table, "{:.2f}",
+                          "Tables 11-12: weaker models fail more handovers", "Tables 11-12", table, RATE_FORMAT,
                           "there the weaker Qwen3-8B-VL fails the most handovers")
 
 
@@ -827,8 +845,8 @@ def coordination_queries(t18: pd.DataFrame, structure: str, table: str = "table1
     """
     claim = "App. E.2, Table 18: coordination queries come with more objects and lower SR"
     w, wo = {"structure": structure, "Q.": "w/ Q."}, {"structure": structure, "Q.": "w/o Q."}
-    sw, so = quote(t18, table, w, "SR (%)", "{:.1f}%"), quote(t18, table, wo, "SR (%)", "{:.1f}%")
-    ow, oo = quote(t18, table, w, "Avg. #Obj."), quote(t18, table, wo, "Avg. #Obj.")
+    sw, so = _q(t18, table, w, "SR (%)", "{:.1f}%"), _q(t18, table, wo, "SR (%)", "{:.1f}%")
+    ow, oo = _q(t18, table, w, "Avg. #Obj."), _q(t18, table, wo, "Avg. #Obj.")
     if sw is None or so is None or ow is None or oo is None:
         return _missing(f"{structure} episodes only with or only without a coordination query", claim)
     shown = _point(_v(sw) < _v(so) and _v(ow) > _v(oo), _few(t18, [w, wo]))
@@ -852,8 +870,8 @@ def correction_effect(t19: pd.DataFrame, group: str, table: str = "table19") -> 
     claim = "App. E.2, Tables 19-20: severity-adjusted, correction raises SR and CR"
     adj = {"group": group, "cond": "WG", "row": "Adj. Δ"}
     raw = {"group": group, "cond": "WG", "row": "Raw Δ"}
-    qs, qc = quote(t19, table, adj, "SR (%)", "{:+.1f} pp"), quote(t19, table, adj, "CR (%)", "{:+.1f} pp")
-    rs = quote(t19, table, raw, "SR (%)", "{:+.1f} pp")
+    qs, qc = _q(t19, table, adj, "SR (%)", "{:+.1f} pp"), _q(t19, table, adj, "CR (%)", "{:+.1f} pp")
+    rs = _q(t19, table, raw, "SR (%)", "{:+.1f} pp")
     if qs is None or qc is None:
         return _missing(f"too few {group} episodes with a wrong grab, with and without correction, for the adjusted effect", claim)
     shown = _v(qs) > 0 and _v(qc) > 0
@@ -878,8 +896,8 @@ def self_correction_by_profile(t: pd.DataFrame, order: Sequence[str] = ("strong"
     claim = "App. E.2, Table 19: self-corrections follow wrong grabs"
     rows = []
     for p in order:
-        qa = quote(t, table, {"profile": p, "wrong_grab": True}, "rate", "{:.1%}")
-        qb = quote(t, table, {"profile": p, "wrong_grab": False}, "rate", "{:.1%}")
+        qa = _q(t, table, {"profile": p, "wrong_grab": True}, "rate", "{:.1%}")
+        qb = _q(t, table, {"profile": p, "wrong_grab": False}, "rate", "{:.1%}")
         if qa is not None and qb is not None:
             rows.append((p, qa, qb))
     if not rows:

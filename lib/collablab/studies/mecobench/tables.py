@@ -9,6 +9,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as student
 
 from . import metrics
 
@@ -40,24 +41,51 @@ def rate_difference(a: tuple[float, float, float], b: tuple[float, float, float]
 def _with_wilson(row: dict[str, Any], col: str = "SR", n: str = "cases") -> dict[str, Any]:
     """``row`` with ``<col>_low``/``<col>_high`` (Wilson) right after ``col``."""
     lo, hi = wilson(row[col] * row[n], row[n]) if row[n] and not pd.isna(row[col]) else (float("nan"),) * 2
-    out: dict[str, Any] = {}
-    for k, v in row.items():
-        out[k] = v
-        if k == col:
-            out[f"{col}_low"], out[f"{col}_high"] = lo, hi
-    return out
+    return _after(row, col, {f"{col}_low": lo, f"{col}_high": hi})
+
+
+def mean_interval(values: Sequence[float]) -> tuple[float, float]:
+    """95% interval of the mean of per-case values on 0-1 (CR, AUC: §3.2): mean ± t·sd/√n (the
+    t quantile with n-1 degrees of freedom), held to [0, 1]; NaN bounds with fewer than two cases."""
+    vals = np.asarray([v for v in values if not pd.isna(v)], dtype=float)
+    if len(vals) < 2:
+        return float("nan"), float("nan")
+    half = float(student.ppf(0.975, len(vals) - 1)) * float(vals.std(ddof=1)) / np.sqrt(len(vals))
+    m = float(vals.mean())
+    return max(0.0, m - half), min(1.0, m + half)
+
+
+def _per_case(records: Sequence[dict[str, Any]]) -> dict[str, list[float]]:
+    """Each case's CR and Step-CR AUC (what the metrics average, §3.2)."""
+    return {"CR": [r["completed"] / r["n_subgoals"] for r in records],
+            "AUC": [metrics.episode_auc(r["progress"], r["n_agents"], r["budget"]) for r in records]}
 
 
 def metric_table(episodes: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     """MECoBench metrics (§3.2) per group, with the number of cases, SR's 95% Wilson interval
-    (``SR_low``, ``SR_high``) and the backend."""
+    (``SR_low``, ``SR_high``), the 95% t intervals of CR and AUC (``CR_low`` ... :func:`mean_interval`)
+    and the backend."""
     rows = []
     for key, g in episodes.groupby(list(by), sort=True, dropna=False):
         key = key if isinstance(key, tuple) else (key,)
-        s = metrics.summary(g.to_dict("records"))
-        rows.append(_with_wilson({**dict(zip(by, key)), "cases": int(s.pop("n")), **s,
-                                  "backend": ",".join(sorted(g["backend"].unique()))}))
+        records = g.to_dict("records")
+        s = metrics.summary(records)
+        row = _with_wilson({**dict(zip(by, key)), "cases": int(s.pop("n")), **s,
+                            "backend": ",".join(sorted(g["backend"].unique()))})
+        for col, values in _per_case(records).items():
+            row = _after(row, col, dict(zip((f"{col}_low", f"{col}_high"), mean_interval(values))))
+        rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _after(row: dict[str, Any], col: str, extra: dict[str, Any]) -> dict[str, Any]:
+    """``row`` with ``extra`` right after ``col``."""
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        out[k] = v
+        if k == col:
+            out.update(extra)
+    return out
 
 
 def _backends(s: pd.Series) -> str:
@@ -108,8 +136,10 @@ def objects_table(episodes: pd.DataFrame, structure: str, protocol: str = "broad
 
 
 def objects_trends(objects: pd.DataFrame, by: str = "n_agents") -> pd.DataFrame:
-    """Fig. 36 / 7b trend lines of an :func:`objects_table`: slope of SR per object, per team size."""
-    return fitted_trends(objects, by, "SR", ["structure", "prior"])
+    """Fig. 36 / 7b trend lines of an :func:`objects_table`: per team size, the slope of SR per object
+    in percentage points (and the intercept in %: SR is shown as a percentage)."""
+    t = fitted_trends(objects, by, "SR", ["structure", "prior"])
+    return t.assign(slope=t["slope"] * 100, intercept=t["intercept"] * 100) if len(t) else t
 
 
 def wide(table: pd.DataFrame, index: str, columns: str, values: Sequence[str] = ("SR",),
@@ -132,11 +162,14 @@ def wide(table: pd.DataFrame, index: str, columns: str, values: Sequence[str] = 
 
 
 # -- the notebooks' tables and figures (each a pure function of the records) -----------------------
+_WITH_INTERVALS = ("SR", "SR_low", "SR_high", "CR", "CR_low", "CR_high", "AUC", "AUC_low", "AUC_high")
+
+
 def table8(episodes: pd.DataFrame) -> pd.DataFrame:
     """Table 8: one vs two agents with broadcast, per structure."""
     sel = episodes[(episodes.protocol == "broadcast") & episodes.n_agents.isin([1, 2])]
     t = metric_table(sel, ["structure", "n_agents"])
-    return t[["structure", "n_agents", "cases", "SR", "SR_low", "SR_high", "CR", "AUC", "HFR", "backend"]]
+    return t[["structure", "n_agents", "cases", *_WITH_INTERVALS, "HFR", "backend"]]
 
 
 def table9(episodes: pd.DataFrame) -> pd.DataFrame:
@@ -154,7 +187,7 @@ def table11(episodes: pd.DataFrame) -> pd.DataFrame:
     """Table 11: two agents with (broadcast) and without (isolated) communication, per structure."""
     sel = episodes[(episodes.n_agents == 2) & episodes.protocol.isin(["broadcast", "isolated"])]
     t = metric_table(sel, ["structure", "protocol"])
-    return t[["structure", "protocol", "cases", "SR", "SR_low", "SR_high", "CR", "AUC", "CAR", "HFR", "backend"]]
+    return t[["structure", "protocol", "cases", *_WITH_INTERVALS, "CAR", "HFR", "backend"]]
 
 
 def scaling_table(episodes: pd.DataFrame) -> pd.DataFrame:
@@ -225,6 +258,22 @@ def failure_rates(ind: pd.DataFrame, by: Sequence[str],
                          "SR with": float(ok[flag].mean()) if flag.any() else float("nan"),
                          "SR without": float(ok[~flag].mean()) if (~flag).any() else float("nan"),
                          "backend": _backends(g["backend"])})
+    return pd.DataFrame(rows)
+
+
+def sr_with_without(ind: pd.DataFrame, flags: Sequence[str]) -> pd.DataFrame:
+    """SR (with its Wilson interval) of the episodes with and without each indicator of ``flags``
+    (columns of :func:`collablab.analysis.failure_indicators`: ``false_completion``, ``coord_query``
+    ...; §6.2, Tables 18, 22): one row per indicator and ``has`` (True, False) with episodes."""
+    rows = []
+    for name in flags:
+        flag = ind[name].astype(bool)
+        for has in (True, False):
+            part = ind[flag == has]
+            if len(part):
+                rows.append(_with_wilson({"indicator": name, "has": has, "cases": len(part),
+                                          "SR": float(part["success"].astype(float).mean()),
+                                          "backend": _backends(part["backend"])}))
     return pd.DataFrame(rows)
 
 
