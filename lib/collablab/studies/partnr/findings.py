@@ -22,7 +22,7 @@ The rule for ``shown`` (documented once, applied everywhere):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -653,6 +653,11 @@ _UNITS = {"simulation_steps": "simulation steps", "extraneous_effort": "in Extra
           "success": "in Success Rate", "percent_complete": "in Percent Complete"}
 
 
+def _points(q: Quote | None) -> Quote | None:
+    """A difference of two rates in percentage points (``-7.6 pp``, not ``-7.6%``)."""
+    return replace(q, text=q.text.replace("%", " pp")) if q is not None and q.text.endswith("%") else q
+
+
 def paired_effect(tests: pd.DataFrame, channel: str, on: str, off: str, outcome: str, paper_sign: int, fmt: str,
                   what: str, paper: str, backend: str | None = None) -> Finding:
     """Beyond the paper (one run per configuration there): one channel effect of the analysis
@@ -662,7 +667,7 @@ def paired_effect(tests: pd.DataFrame, channel: str, on: str, off: str, outcome:
     claim = f"{what} (paired by task)"
     b, _ = _pick(tests, backend)
     w = {"backend": b, "channel": channel, "on": on, "off": off, "outcome": outcome, "test": "sign_flip"}
-    est, lo, hi = (quote(tests, "channel_tests", w, c, fmt) for c in ("estimate", "ci_low", "ci_high"))
+    est, lo, hi = (_points(quote(tests, "channel_tests", w, c, fmt)) for c in ("estimate", "ci_low", "ci_high"))
     if est is None:
         return _missing(claim, f"no paired test of {on} against {off}")
     k = int(select_rows(tests, w)["n"].iloc[0])
