@@ -198,7 +198,8 @@ def _limits(R: F.Report, P: Params) -> list[str]:
     if no:
         out.append(f"It does not show {no} of the paper's effects (under \"Not shown by this run\" at the end).")
     if few:
-        out.append(f"For {few} more it has too few units to tell.")
+        which = "more" if no else "of the paper's effects"
+        out.append(f"For {few} {which} it has too few units to tell.")
     return out
 
 
@@ -329,7 +330,7 @@ def priors_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, run_di
                                  F.objects_decline(R.tables["trends"], nl, figure="Fig. 36"),
                                  F.objects_robust(R.tables["trends"], nl, figure="Fig. 34b")]
     n2 = {"n_agents": n}
-    contrasts = [Contrast(f"{_cap(F.PRIOR_LABELS.get(p, p))} vs full priors, {n} agents", "priors", {"prior": p},
+    contrasts = [Contrast(f"{n} agents, {F.PRIOR_LABELS.get(p, p)} vs full priors", "priors", {"prior": p},
                           {"prior": "full"}, "noisy locations cost SR" if p in F.NOISY else "missing locations cost SR",
                           "Tables 3, 16" if p in F.NOISY else "Table 13, Fig. 35", sign=-1, where=n2)
                  for p in ("no_location", "none", "noisy") if p in priors]
@@ -343,10 +344,6 @@ def missing_location_prior(priors: list[str]) -> str:
     """The prior that notebook 03's no-location section reads (Figs. 13, 34, 36): ``no_location``,
     else ``none``, else the run's first prior (its sentences then say what the run lacks)."""
     return next((p for p in (*F.NO_LOCATION, *priors) if p in priors), "no_location")
-
-
-def _cap(s: str) -> str:
-    return s[:1].upper() + s[1:]
 
 
 def behaviours_report(episodes: pd.DataFrame, steps: pd.DataFrame, P: Params, run_dir: Any = None) -> F.Report:
