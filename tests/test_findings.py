@@ -502,15 +502,15 @@ def _run_and_read(nb: Path, P: dict):
     if nb.stem == "06_heterogeneous_dynamic_teams":
         from collablab.studies.dynahmrc import experiments as E6, report as RP6
 
-        assert "E.run_notebook(P)" in src and "RP.read_notebook(episodes, steps, P)" in src
-        episodes, steps, _ = E6.run_notebook(P)
-        return episodes, RP6.read_notebook(episodes, steps, P)
+        assert "E.run_notebook(P)" in src and "RP.read_notebook(episodes, steps, P, run_dir)" in src
+        episodes, steps, run_dir = E6.run_notebook(P)
+        return episodes, RP6.read_notebook(episodes, steps, P, run_dir)
     if nb.stem == "07_partner_information":
         from collablab.studies.partnr import experiments as E7, report as RP7
 
-        assert "E.run_notebook(P)" in src and "RP.read_notebook(episodes, steps, P)" in src
-        episodes, steps, _ = E7.run_notebook(P)
-        return episodes, RP7.read_notebook(episodes, steps, P)
+        assert "E.run_notebook(P)" in src and "RP.read_notebook(episodes, steps, P, run_dir)" in src
+        episodes, steps, run_dir = E7.run_notebook(P)
+        return episodes, RP7.read_notebook(episodes, steps, P, run_dir)
     name = NOTEBOOK_OF[nb.stem]
     assert f'S.read_notebook(\\"{name}\\"' in src and f'S.run_notebook(\\"{name}\\"' in src
     episodes, steps, run_dir = S.run_notebook(name, P)

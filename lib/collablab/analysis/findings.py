@@ -28,7 +28,7 @@ import pandas as pd
 
 from .present import DisplayTable, TableStyle, present
 
-__all__ = ["GROUPS", "MAX_SENTENCE", "OFFLINE_BACKENDS", "Finding", "Quote", "Report", "backend_of", "lead", "quote",
+__all__ = ["GROUPS", "MAX_SENTENCE", "OFFLINE_BACKENDS", "Finding", "Quote", "Report", "backend_of", "quote",
            "select_rows", "verdict"]
 
 #: Backend labels whose numbers come from offline policies, not models.
@@ -36,7 +36,7 @@ OFFLINE_BACKENDS = frozenset({"heuristic", "oracle", "replay"})
 #: No generated sentence is longer (characters; tests/test_notebook_reading.py checks every notebook).
 MAX_SENTENCE = 300
 #: "Reading the results" headings, by ``Finding.shown``.
-GROUPS = {True: "As in the paper", False: "Not shown by this run", None: "Too few units to tell"}
+GROUPS = {True: "As in the paper", False: "Not shown by this run", None: "Too few units to tell, or not checked"}
 
 
 @dataclass(frozen=True)
@@ -151,11 +151,6 @@ def backend_of(*tables: pd.DataFrame | None) -> str:
                      for v in t["backend"].dropna().astype(str) for b in v.split(",")})
     return ",".join(labels) or "unknown"
 
-
-
-def lead(backend: str, sentence: str) -> str:
-    """A finding's text: the backend label in bold, then the sentence (every finding starts so)."""
-    return f"**{backend}**: {sentence}"
 
 
 def select_rows(t: pd.DataFrame, where: Mapping[str, Any]) -> pd.DataFrame:
