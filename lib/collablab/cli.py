@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from collablab.runs.__main__ import add_arguments, endpoint_lines, read_yaml, run_from_args
-from collablab.runs.dry_run import plan_notebook, read_only_caches
+from collablab.runs.dry_run import environ, plan_notebook, read_only_caches
 from collablab.runs.fingerprint import code_fingerprint
 from collablab.runs.grid import canonical_json, episode_key, expand_grid
 from collablab.runs.merge import merge_shards, parse_shard, shard_slice
@@ -315,18 +315,10 @@ def _kernel_manager_class() -> type:
 def _execute(pt: Point, out: Path, env: dict[str, str]) -> None:
     import papermill as pm
 
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
+    with environ(env):
         out.parent.mkdir(parents=True, exist_ok=True)
         pm.execute_notebook(str(pt.notebook), str(out), parameters=pt.params, cwd=str(pt.notebook.parent),
                             progress_bar=False, kernel_manager_class=_kernel_manager_class())
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def run_point(pt: Point, force: bool = False) -> Row:

@@ -27,7 +27,7 @@ from typing import Any
 from .notebook import DRY_RUN_ENV, SHOW_REQUESTS_ENV, DryRun, ParameterError, notebook_parameters
 from .paths import outputs_dir
 
-__all__ = ["NOTEBOOK_ENTRIES", "SUITE_CACHE_ENV", "NotebookEntry", "Plan", "notebook_entry", "parameters_cell",
+__all__ = ["NOTEBOOK_ENTRIES", "SUITE_CACHE_ENV", "NotebookEntry", "Plan", "environ", "notebook_entry", "parameters_cell",
            "plan_notebook", "read_only_caches", "with_parameters"]
 
 #: MECoBench's suite cache (``collablab.studies.mecobench.suite.SUITE_CACHE_ENV``; a floor names no study).
@@ -98,7 +98,8 @@ def with_parameters(notebook: str | Path, params: Mapping[str, Any]) -> dict[str
 
 
 @contextlib.contextmanager
-def _environ(values: Mapping[str, str]) -> Iterator[None]:
+def environ(values: Mapping[str, str]) -> Iterator[None]:
+    """Set environment variables for the block, then put back what was there."""
     old = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
     try:
@@ -122,7 +123,7 @@ def read_only_caches() -> Iterator[Path]:
         overlay.mkdir()
         for cached in sorted(real.glob("*.json")) if real.is_dir() else []:
             (overlay / cached.name).symlink_to(cached.resolve())
-        with _environ({SUITE_CACHE_ENV: str(overlay)}):
+        with environ({SUITE_CACHE_ENV: str(overlay)}):
             yield Path(tmp)
 
 
@@ -146,7 +147,7 @@ def plan_notebook(notebook: str | Path, params: Mapping[str, Any], *, show_reque
             entry = notebook_entry(notebook)
             module, function = entry.entry.split(":")
             call = getattr(importlib.import_module(module), function)
-            with _environ(env), contextlib.chdir(Path(notebook).resolve().parent):
+            with environ(env), contextlib.chdir(Path(notebook).resolve().parent):
                 call(*entry.args, P)
             return Plan("no grid", _plans(plan_file), "its entry returned without reaching a grid")
         except DryRun:

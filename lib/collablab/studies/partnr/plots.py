@@ -39,6 +39,15 @@ def _title(fig: Figure, title: str, table: pd.DataFrame) -> None:
     fig.suptitle(f"{title}\n{backend_title(None, table)}", x=0.01, ha="left", fontsize=11, fontweight="bold")
 
 
+def _metric_axis(ax, m: str) -> None:
+    """A panel titled with the metric's plain name, rates in %, counts on integer ticks."""
+    ax.set_title(_NAMES[m], fontsize=11)
+    if m in _RATES:
+        _percent(ax)
+    else:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def _percent(ax, axis: str = "y") -> None:
     (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(PercentFormatter(1.0, decimals=None))
 
@@ -72,11 +81,7 @@ def outcome_plot(outcomes: pd.DataFrame, metrics: Sequence[str] = ("SR", "steps"
                         label="with OANA" if oana else "without OANA")
         ax.set_xticks(x, ctxs)
         ax.set_xlim(-0.5, len(ctxs) - 0.5)
-        ax.set_title(_NAMES[m], fontsize=11)
-        if m in _RATES:
-            _percent(ax)
-        else:
-            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        _metric_axis(ax, m)
     _legend(fig, axes[0])
     _title(fig, "Outcomes per context, partial observability (mean, 95% interval)", outcomes)
     return fig
@@ -205,11 +210,7 @@ def full_obs_plot(fvp: pd.DataFrame, metrics: Sequence[str] = ("steps", "EE", "S
             ax.bar(x + dx, fvp[f"{m}_{obs}"].astype(float), width=0.4, color=OBS_COLOURS[obs],
                    label=f"{obs} observability")
         ax.set_xticks(x, labels, fontsize=9)
-        ax.set_title(_NAMES[m], fontsize=11)
-        if m in _RATES:
-            _percent(ax)
-        else:
-            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        _metric_axis(ax, m)
     _legend(fig, axes[0])
     _title(fig, "Full against partial observability (means over tasks)", fvp)
     return fig
