@@ -9,6 +9,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from collablab.runs.progress import PROGRESS_ENV, Progress, read_progress, watch_line, watch_progress
 
 PKG = Path(__file__).resolve().parents[1] / "lib" / "collablab"
@@ -89,3 +91,16 @@ def test_no_module_imports_tqdm_or_ipywidgets():
     imports = re.compile(r"^\s*(?:from|import)\s+(?:tqdm|ipywidgets)\b", re.M)
     found = [str(p.relative_to(PKG)) for p in sorted(PKG.rglob("*.py")) if imports.search(p.read_text(encoding="utf-8"))]
     assert not found
+
+
+def test_no_estimate_from_the_first_episode(tmp_path):
+    clock = Clock()
+    bar = Progress(400, stream=io.StringIO(), kernel=False, clock=clock, path=tmp_path / "p.json")
+    clock.t += 6
+    bar.update(1)  # the first episode paid for starting the workers: no guess of 40 min
+    assert bar.eta_s is None
+    for _ in range(19):
+        clock.t += 0.1
+        bar.update(1)
+    assert bar.eta_s is not None and bar.eta_s == pytest.approx(7.9 / 20 * 380)
+    bar.close()

@@ -90,11 +90,13 @@ class Progress:
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left at this run's pace; None before its first episode."""
+        """Seconds left at this run's pace; None until two episodes and a twentieth of the work are
+        done (the first episodes also pay for starting the workers: an estimate from them is far off)."""
         new = self.done - self.initial
         if self.done >= self.total:
             return 0.0
-        return self.elapsed_s / new * (self.total - self.done) if new > 0 else None
+        enough = max(2, (self.total - self.initial) // 20)
+        return self.elapsed_s / new * (self.total - self.done) if new >= enough else None
 
     def state(self) -> dict[str, Any]:
         """``{"done", "total", "failed", "elapsed_s", "eta_s"}`` (the ``COLLABLAB_PROGRESS`` file)."""
