@@ -45,7 +45,7 @@ _BOUNDS = (("_low", "_high"), ("_lo", "_hi"), ("_ci_low", "_ci_high"), ("_lower"
 # Inline styles: JupyterLab sanitizes the HTML of an untrusted notebook's outputs (every executed
 # notebook one has not signed) and drops <style> blocks, keeping style attributes.
 _TABLE = "border-collapse: collapse; font-size: 12.5px; margin: 4px 0 2px 0;"
-_TITLE = "caption-side: top; text-align: left; font-weight: 600; padding-bottom: 4px; white-space: normal;"
+_TITLE = "font-weight: 600; margin: 6px 0 2px 0;"
 _TH = "padding: 3px 8px; border-bottom: 1px solid #999; font-weight: 600; vertical-align: bottom;"
 _TD = "padding: 2px 8px; white-space: nowrap;"
 _NOTE = "font-size: 11.5px; color: #555; margin: 0 0 10px 0;"
@@ -98,9 +98,9 @@ class DisplayTable:
             f'<tr style="background: {"#f5f5f5" if i % 2 else "transparent"};">'
             + "".join(f'<td style="{_TD} {align(c)}">{escape(str(v))}</td>' for c, v in zip(self.frame.columns, row))
             + "</tr>" for i, row in enumerate(self.frame.itertuples(index=False)))
-        title = f'<caption style="{_TITLE}">{escape(self.title)}</caption>' if self.title else ""
+        title = f'<div style="{_TITLE}">{escape(self.title)}</div>' if self.title else ""
         note = f'<div style="{_NOTE}">{escape(self.note)}</div>' if self.note else ""
-        return (f'<div><table style="{_TABLE}">{title}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+        return (f'<div>{title}<table style="{_TABLE}"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
                 f"{note}</div>")
 
     def _repr_html_(self) -> str:
