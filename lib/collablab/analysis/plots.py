@@ -31,6 +31,7 @@ __all__ = [
     "behaviour_plot",
     "coord_query_plot",
     "dup_grab_plot",
+    "figure_title",
     "forest_plot",
     "lift_plot",
     "progress_curves",
@@ -110,8 +111,9 @@ def _new(width: float = 6.4, height: float = 4.0) -> tuple[Figure, Any]:
     return fig, fig.subplots()
 
 
-def _title(fig: Figure, title: str, backend: BackendLike, table: pd.DataFrame | None = None) -> None:
-    """Figure title (``fig.get_suptitle()``): the title, then the backend line."""
+def figure_title(fig: Figure, title: str, backend: BackendLike, table: pd.DataFrame | None = None) -> None:
+    """Figure title (``fig.get_suptitle()``): the title, then the backend line (every figure of every
+    study says which backend produced it)."""
     fig.suptitle(f"{title}\n{backend_title(backend, table)}", x=0.01, ha="left", fontsize=11, fontweight="bold")
 
 
@@ -207,7 +209,7 @@ def forest_plot(table: pd.DataFrame, *, backend: BackendLike = None, test: str |
         axes[0].set_yticks(range(len(contrasts)))
         axes[0].set_yticklabels(contrasts[::-1])
         axes[0].set_ylim(-0.6, len(contrasts) - 0.3)
-    _title(fig, f"{title}: {_TEST_NAMES.get(test, test)}, 95% CI" if test else title, backend, table)
+    figure_title(fig, f"{title}: {_TEST_NAMES.get(test, test)}, 95% CI" if test else title, backend, table)
     return fig
 
 
@@ -258,7 +260,7 @@ def lift_plot(table: pd.DataFrame, *, backend: BackendLike = None, label_col: st
             ax.set_title(g, fontsize=10)
     axes[0].set_yticks(range(len(names)))
     axes[0].set_yticklabels(names[::-1])
-    _title(fig, title, backend, table)
+    figure_title(fig, title, backend, table)
     return fig
 
 
@@ -304,7 +306,7 @@ def behaviour_plot(effects: pd.DataFrame, *, backend: BackendLike = None,
 
     fig.legend([Line2D([], [], color=c, marker="o", lw=1.6) for _, _, c, _ in series], [lab for *_, lab in series],
                fontsize=_SMALL, loc="outside lower center", ncols=2)
-    _title(fig, title + " (pp, 95% CI)", backend, effects)
+    figure_title(fig, title + " (pp, 95% CI)", backend, effects)
     return fig
 
 
@@ -338,7 +340,7 @@ def coord_query_plot(table18: pd.DataFrame, *, backend: BackendLike = None,
         if g is not None:
             ax.set_title(str(g), fontsize=10)
     axes[0].set_ylabel("% of episodes")
-    _title(fig, title, backend, table18)
+    figure_title(fig, title, backend, table18)
     return fig
 
 
@@ -356,7 +358,7 @@ def stratum_plot(table20: pd.DataFrame, *, backend: BackendLike = None,
         ax.text(0.5, 0.5, "not enough wrong-grab episodes for the stratified analysis", ha="center",
                 va="center", transform=ax.transAxes)
         ax.set_axis_off()
-        _title(fig, title, backend, table20)
+        figure_title(fig, title, backend, table20)
         return fig
     t = table20.reset_index().drop_duplicates(["group", "#WG"])
     groups = list(pd.unique(t["group"]))
@@ -377,7 +379,7 @@ def stratum_plot(table20: pd.DataFrame, *, backend: BackendLike = None,
         ax.set_title(str(g), fontsize=10)
     axes[0].set_ylabel("correction - no correction (pp)")
     axes[0].legend(fontsize=_SMALL)
-    _title(fig, title, backend, table20)
+    figure_title(fig, title, backend, table20)
     return fig
 
 
@@ -447,7 +449,7 @@ def team_size_plot(episodes: pd.DataFrame, metric: str = "success", *, x: str = 
     if metric in _METRIC_NAMES:  # rates
         for ax in axes:
             ax.set_ylim(-0.03, 1.03)
-    _title(fig, title or f"{name.capitalize()} by {'team size' if x == 'n_agents' else x} (mean, 95% CI)",
+    figure_title(fig, title or f"{name.capitalize()} by {'team size' if x == 'n_agents' else x} (mean, 95% CI)",
            backend if backend is not None else episodes)
     return fig
 
@@ -514,7 +516,7 @@ def progress_curves(episodes: pd.DataFrame, by: str | None = None, *, backend: B
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     _label_panels(axes, "equivalent step (team steps × agents)" if len(levels) == 1 else "equivalent step",
                   "completion rate (CR)")
-    _title(fig, title + ("; grey: the other conditions" if len(levels) > 1 else ""),
+    figure_title(fig, title + ("; grey: the other conditions" if len(levels) > 1 else ""),
            backend if backend is not None else episodes)
     return fig
 
@@ -537,7 +539,7 @@ def dup_grab_plot(rates: pd.DataFrame, *, backend: BackendLike = None,
     ax.set_yticklabels([_level(group, g) for g in rates[group]])
     ax.set_xlim(0, max(10.0, float(np.nanmax(high, initial=0)) * 1.35))
     ax.set_xlabel("episodes with a duplicate grab (%)")
-    _title(fig, title, backend if backend is not None else rates, rates)
+    figure_title(fig, title, backend if backend is not None else rates, rates)
     return fig
 
 
@@ -569,7 +571,7 @@ def share_plot(table: pd.DataFrame, labels: Sequence[str], *, row: str = "method
     axes[0].set_yticklabels(rows)
     axes[0].invert_yaxis()
     axes[-1].legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=_SMALL)
-    _title(fig, title, backend, table)
+    figure_title(fig, title, backend, table)
     return fig
 
 
@@ -591,5 +593,5 @@ def rate_plot(table: pd.DataFrame, *, value: str, low: str = "ci_low", high: str
     ax.set_yticks(y)
     ax.set_yticklabels(table[label].astype(str))
     ax.set_xlim(0, 1)
-    _title(fig, title, backend, table)
+    figure_title(fig, title, backend, table)
     return fig

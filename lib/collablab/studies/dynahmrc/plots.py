@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ...analysis.plots import HouseFigure, backend_title, use_house_style
+from ...analysis.plots import HouseFigure, figure_title, use_house_style
 
 __all__ = ["COLORS", "ablation_plot", "centralized_plot", "coordination_plot", "leader_plot", "metric_panels",
            "paired_plot", "search_plot"]
@@ -35,9 +35,6 @@ def _figure(width: float, height: float, rows: int, cols: int, **kw: Any) -> tup
     fig = HouseFigure(figsize=(min(width, 11.0), height), layout="constrained")
     return fig, np.atleast_1d(fig.subplots(rows, cols, squeeze=False, **kw)).ravel()
 
-
-def _title(fig: Figure, title: str, backend: Any) -> None:
-    fig.suptitle(f"{title}\n{backend_title(backend)}", x=0.01, ha="left", fontsize=11, fontweight="bold")
 
 
 def _legend(fig: Figure, ax: Any) -> None:
@@ -83,7 +80,7 @@ def metric_panels(t: pd.DataFrame, x: str, order: Sequence[Any], *, backend: Any
     for ax in axes[len(_PANELS):]:
         ax.set_axis_off()
     _legend(fig, axes[0])
-    _title(fig, title, backend)
+    figure_title(fig, title, backend)
     return fig
 
 
@@ -103,7 +100,7 @@ def search_plot(t: pd.DataFrame, *, backend: Any, title: str) -> Figure:
         ax.set_title(label, fontsize=10)
         ax.set_ylim(-5, 105)
     _legend(fig, axes[0])
-    _title(fig, title, backend)
+    figure_title(fig, title, backend)
     return fig
 
 
@@ -122,7 +119,7 @@ def ablation_plot(t: pd.DataFrame, *, backend: Any, title: str) -> Figure:
         ax.set_title(label, fontsize=10)
     axes[0].set_yticks(y)
     axes[0].set_yticklabels(labels)
-    _title(fig, title, backend)
+    figure_title(fig, title, backend)
     return fig
 
 
@@ -144,7 +141,7 @@ def paired_plot(t: pd.DataFrame, *, backend: Any, title: str) -> Figure:
     axes[0].set_yticks(y)
     axes[0].set_yticklabels(settings)
     axes[0].set_ylim(-0.6, len(settings) - 0.4)
-    _title(fig, title, backend)
+    figure_title(fig, title, backend)
     return fig
 
 
@@ -166,7 +163,7 @@ def centralized_plot(t: pd.DataFrame, settings: Sequence[str], *, backend: Any, 
         ax.set_ylim(-5, 105)
     axes[0].set_ylabel("success rate (%)")
     _legend(fig, axes[0])
-    _title(fig, title, backend)
+    figure_title(fig, title, backend)
     return fig
 
 
@@ -187,7 +184,7 @@ def coordination_plot(t: pd.DataFrame, *, backend: Any, title: str) -> Figure:
         ax.set_xticklabels(settings)
         ax.set_title(label, fontsize=10)
     axes[0].legend(fontsize=9)
-    _title(fig, title, backend)
+    figure_title(fig, title, backend)
     return fig
 
 
@@ -208,5 +205,5 @@ def leader_plot(shares: pd.DataFrame, *, backend: Any, title: str) -> Figure:
     ax.set_xlim(0, 100)
     ax.set_xlabel("elections won (%)")
     ax.legend(title="leader type", fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    _title(fig, title, backend)
+    figure_title(fig, title, backend)
     return fig

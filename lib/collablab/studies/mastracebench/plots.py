@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ...analysis.plots import HouseFigure, backend_title, rate_plot
+from ...analysis.plots import HouseFigure, figure_title, rate_plot
 from .findings import MIN_UNITS
 from .methods import METHODS
 from .metrics import AR_STRONG_LABELS, AR_WEAK_LABELS, GAB_LABELS
@@ -46,16 +46,13 @@ def _grid(n: int, row_height: float, cols: int = 3) -> tuple[Figure, list]:
     return fig, axes[:n]
 
 
-def _title(fig: Figure, title: str, table: pd.DataFrame) -> None:
-    fig.suptitle(f"{title}\n{backend_title(None, table)}", x=0.01, ha="left", fontsize=11, fontweight="bold")
-
 
 def _empty(title: str, table: pd.DataFrame, what: str) -> Figure:
     fig = HouseFigure(figsize=(6.4, 2.0), layout="constrained")
     ax = fig.subplots()
     ax.text(0.5, 0.5, what, ha="center", va="center", transform=ax.transAxes)
     ax.set_axis_off()
-    _title(fig, title, table)
+    figure_title(fig, title, table)
     return fig
 
 
@@ -86,7 +83,7 @@ def cg_plot(t2: pd.DataFrame) -> Figure:
     axes[0].set_ylim(-0.6, len(methods) - 0.4)
     fig.text(0.01, -0.01, "Filled: 95% interval excludes 0 (blue gain, orange loss) with at least "
              f"{MIN_UNITS} units; hollow grey: too few units to tell.", fontsize=9, ha="left", va="top")
-    _title(fig, title, t2)
+    figure_title(fig, title, t2)
     return fig
 
 
@@ -112,7 +109,7 @@ def _share_grid(table: pd.DataFrame, labels: Sequence[str], title: str) -> Figur
     axes[0].invert_yaxis()
     handles, names = axes[0].get_legend_handles_labels()
     fig.legend(handles, names, loc="outside lower center", ncol=len(labels), fontsize=9)
-    _title(fig, title, table)
+    figure_title(fig, title, table)
     return fig
 
 
@@ -147,7 +144,7 @@ def al_fpa_plot(al: pd.DataFrame, ov_fpa: pd.DataFrame) -> Figure:
     ax.set_xlabel("FPA: units whose final proposals all agree (%)")
     ax.set_ylabel("AL (points lost at aggregation)")
     fig.legend(loc="outside right upper", fontsize=9)
-    _title(fig, title, al)
+    figure_title(fig, title, al)
     return fig
 
 
@@ -172,7 +169,7 @@ def tc_plot(tc: pd.DataFrame) -> Figure:
     ax.set_yticks(list(y.values()), list(y))
     ax.set_xlabel("token cost / Single-Agent's (×, log scale)")
     fig.legend(loc="outside right upper", fontsize=9)
-    _title(fig, title, tc)
+    figure_title(fig, title, tc)
     return fig
 
 
@@ -198,7 +195,7 @@ def settings_plot(t4: pd.DataFrame) -> Figure:
     axes[0].set_yticks(list(y.values()), list(y))
     handles, names = axes[0].get_legend_handles_labels()
     fig.legend(handles, names, loc="outside lower center", ncol=3, fontsize=9)
-    _title(fig, title, t4)
+    figure_title(fig, title, t4)
     return fig
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from ...analysis.plots import HouseFigure, backend_title
+from ...analysis.plots import HouseFigure, figure_title
 
 __all__ = ["contrast_figure", "objects_figure", "sr_figure"]
 
@@ -49,9 +49,6 @@ def _figure(n_panels: int, panel_width: float, height: float) -> tuple[Figure, l
     return fig, list(axes)
 
 
-def _title(fig: Figure, title: str, table: pd.DataFrame) -> None:
-    fig.suptitle(f"{title}\n{backend_title(None, table)}", x=0.01, ha="left", fontsize=11, fontweight="bold")
-
 
 def _select(table: pd.DataFrame, where: dict[str, Any] | None) -> pd.DataFrame:
     for k, v in (where or {}).items():
@@ -67,7 +64,7 @@ def sr_figure(table: pd.DataFrame, x: str, *, hue: str | None = None, panel: str
     table = _select(table, where)
     if not len(table):
         fig, _ = _figure(0, 0, 0)
-        _title(fig, title, table)
+        figure_title(fig, title, table)
         return fig
     panels = list(pd.unique(table[panel])) if panel else [None]
     hues = list(pd.unique(table[hue])) if hue else [None]
@@ -102,7 +99,7 @@ def sr_figure(table: pd.DataFrame, x: str, *, hue: str | None = None, panel: str
     axes[0].set_ylabel(f"{ylabel} (%, 95% CI)")
     if hue:
         axes[-1].legend(title=hue.replace("_", " "), fontsize=9, title_fontsize=9, loc="best")
-    _title(fig, title, table)
+    figure_title(fig, title, table)
     return fig
 
 
@@ -137,7 +134,7 @@ def objects_figure(objects: pd.DataFrame, trends: pd.DataFrame, *, title: str,
         ax.set_ylim(-3, 103)
     if axes:
         axes[0].set_ylabel("success rate (%, 95% CI)")
-    _title(fig, title, objects)
+    figure_title(fig, title, objects)
     return fig
 
 
@@ -165,5 +162,5 @@ def contrast_figure(contrasts: pd.DataFrame, *, title: str = "This run's main di
     for shown, (colour, label) in _VERDICT.items():
         ax.plot([], [], "o", color=colour, label=label)
     ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.35 if n < 4 else -0.2), ncol=3, frameon=False)
-    _title(fig, title, contrasts)
+    figure_title(fig, title, contrasts)
     return fig

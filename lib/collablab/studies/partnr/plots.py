@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, PercentFormatter
 
-from ...analysis.plots import HouseFigure, backend_title, use_house_style
+from ...analysis.plots import HouseFigure, figure_title, use_house_style
 from .experiments import CONTEXTS
 
 __all__ = ["channel_test_plot", "direction_plot", "full_obs_plot", "outcome_plot", "prediction_plot", "role_plot",
@@ -34,9 +34,6 @@ def _figure(width: float, height: float, ncols: int, nrows: int = 1, **kw) -> tu
     fig = HouseFigure(figsize=(width, height), layout="constrained")
     return fig, np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False, **kw)).ravel()
 
-
-def _title(fig: Figure, title: str, table: pd.DataFrame) -> None:
-    fig.suptitle(f"{title}\n{backend_title(None, table)}", x=0.01, ha="left", fontsize=11, fontweight="bold")
 
 
 def _metric_axis(ax, m: str) -> None:
@@ -83,7 +80,7 @@ def outcome_plot(outcomes: pd.DataFrame, metrics: Sequence[str] = ("SR", "steps"
         ax.set_xlim(-0.5, len(ctxs) - 0.5)
         _metric_axis(ax, m)
     _legend(fig, axes[0])
-    _title(fig, "Outcomes per context, partial observability (mean, 95% interval)", outcomes)
+    figure_title(fig, "Outcomes per context, partial observability (mean, 95% interval)", outcomes)
     return fig
 
 
@@ -111,7 +108,7 @@ def direction_plot(ce: pd.DataFrame, metrics: Sequence[str] = ("SR", "PC", "step
     for i in np.flatnonzero(np.asarray(w.index.get_level_values(0))[1:] != np.asarray(w.index.get_level_values(0))[:-1]):
         ax.axhline(i + 0.5, color="0.2", lw=1.2)
     fig.colorbar(im, ax=ax, format=PercentFormatter(1.0, decimals=0), shrink=0.6, label="relative change, channel on")
-    _title(fig, "Which way each channel moves each metric (relative change of the mean)", ce)
+    figure_title(fig, "Which way each channel moves each metric (relative change of the mean)", ce)
     return fig
 
 
@@ -144,7 +141,7 @@ def role_plot(roles: pd.DataFrame, asym: pd.DataFrame) -> Figure:
     axes[3].set_title("Task Offloading (robot's share)", fontsize=11)
     axes[0].set_yticks(y, conds)
     _legend(fig, axes[0])
-    _title(fig, "Who does what: robot and human per condition (means over tasks)", roles)
+    figure_title(fig, "Who does what: robot and human per condition (means over tasks)", roles)
     return fig
 
 
@@ -171,7 +168,7 @@ def prediction_plot(pred: pd.DataFrame,
         _percent(ax)
         ax.set_title(names.get(m, m), fontsize=11)
     _legend(fig, axes[0])
-    _title(fig, "Predicting the partner's next action (union target, partial observability)", pred)
+    figure_title(fig, "Predicting the partner's next action (union target, partial observability)", pred)
     return fig
 
 
@@ -195,7 +192,7 @@ def strict_plot(union: pd.DataFrame, strict: pd.DataFrame) -> Figure:
         ax.set_title(f"{agent}: Action Type accuracy", fontsize=11)
     axes[0].set_yticks(y, conds)
     _legend(fig, axes[0])
-    _title(fig, "The strict target against the union target", union)
+    figure_title(fig, "The strict target against the union target", union)
     return fig
 
 
@@ -212,7 +209,7 @@ def full_obs_plot(fvp: pd.DataFrame, metrics: Sequence[str] = ("steps", "EE", "S
         ax.set_xticks(x, labels, fontsize=9)
         _metric_axis(ax, m)
     _legend(fig, axes[0])
-    _title(fig, "Full against partial observability (means over tasks)", fvp)
+    figure_title(fig, "Full against partial observability (means over tasks)", fvp)
     return fig
 
 
@@ -241,5 +238,5 @@ def channel_test_plot(tests: pd.DataFrame, outcomes: Sequence[str] = ("simulatio
         else:
             ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
     axes[0].set_yticks(y, [f"{r.channel}: {r.on} vs {r.off}" for r in pairs.itertuples()] if len(pairs) else [])
-    _title(fig, "Channel effects paired by task (mean difference, 95% CI; filled: Holm p < 0.05)", tests)
+    figure_title(fig, "Channel effects paired by task (mean difference, 95% CI; filled: Holm p < 0.05)", tests)
     return fig
