@@ -51,8 +51,9 @@ def _figure(n_panels: int, panel_width: float, height: float) -> tuple[Figure, l
 
 
 def _select(table: pd.DataFrame, where: dict[str, Any] | None) -> pd.DataFrame:
+    """The rows where each column equals its value (or is one of them, for a list)."""
     for k, v in (where or {}).items():
-        table = table[table[k] == v]
+        table = table[table[k].isin(v) if isinstance(v, (list, tuple)) else table[k] == v]
     return table
 
 
