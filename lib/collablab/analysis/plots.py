@@ -450,7 +450,7 @@ def team_size_plot(episodes: pd.DataFrame, metric: str = "success", *, x: str = 
         for ax in axes:
             ax.set_ylim(-0.03, 1.03)
     figure_title(fig, title or f"{name.capitalize()} by {'team size' if x == 'n_agents' else x} (mean, 95% CI)",
-           backend if backend is not None else episodes)
+                 backend if backend is not None else episodes)
     return fig
 
 
@@ -500,7 +500,7 @@ def progress_curves(episodes: pd.DataFrame, by: str | None = None, *, backend: B
     for lev in levels:
         part = long if lev is None else long[long[by] == lev]
         g = part.groupby("equivalent_step")["cr"]
-        curves[lev] = (g.mean(), 1.96 * g.sem())
+        curves[lev] = (g.mean() * 100, 1.96 * g.sem() * 100)  # in %, like every other rate
     fig, axes = _panels(len(levels), 3.6 if len(levels) > 1 else 6.4, 2.4 if len(levels) > 1 else 3.4, ncols=3)
     for i, (ax, lev) in enumerate(zip(axes, levels)):
         if not len(long):
@@ -512,12 +512,12 @@ def progress_curves(episodes: pd.DataFrame, by: str | None = None, *, backend: B
             ax.plot(m.index, m.to_numpy(), color=f"C{i}", lw=2)
         if lev is not None:
             ax.set_title(_level(by, lev), fontsize=10)
-        ax.set_ylim(-0.02, 1.02)
+        ax.set_ylim(-2, 102)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     _label_panels(axes, "equivalent step (team steps × agents)" if len(levels) == 1 else "equivalent step",
-                  "completion rate (CR)")
+                  "completion rate (CR, %)")
     figure_title(fig, title + ("; grey: the other conditions" if len(levels) > 1 else ""),
-           backend if backend is not None else episodes)
+                 backend if backend is not None else episodes)
     return fig
 
 
