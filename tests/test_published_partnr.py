@@ -1,0 +1,123 @@
+"""The partner-information paper's published results as data (issue 25): the folder
+``studies/partnr/published/`` loads, its cells are on the paper's scale, its conditions are the
+study's own, and sample cells match the paper text (observe_share_predict.txt, when present).
+
+The paper text we hold is a prose summary without table bodies, so each table holds only the cells
+the prose places (index.csv notes name the rest); the sample checks quote the prose line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from collablab.analysis.published import load_published
+from collablab.studies.partnr.episode import ROLES
+from collablab.studies.partnr.experiments import CONTEXTS, FULL_CONTEXTS
+from collablab.studies.partnr.report import METRICS, PREDICTION_RATES
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDER = ROOT / "lib" / "collablab" / "studies" / "partnr" / "published"
+PAPER_NAME = "observe_share_predict.txt"
+PAPERS = (Path("/work/shared/papers") / PAPER_NAME, ROOT.parent / "shared" / "papers" / PAPER_NAME)
+
+#: The planners as the paper names them (any string is allowed; these are the four it runs).
+MODELS = {"Llama 8B", "Llama 70B", "Gemini", "DeepSeek"}
+#: The values each condition column may take: the study's own constants.
+KNOWN: dict[str, set] = {
+    "context": set(CONTEXTS) | set(FULL_CONTEXTS),
+    "agent": set(ROLES),
+    "oana": {True, False},
+}
+#: Per table, the metrics it may hold and the scale of each (percent rates, counts).
+METRIC_SCALES: dict[str, dict[str, str]] = {
+    "table02": {m: "percent" for m in PREDICTION_RATES},
+    "table03": {**{m: "percent" for m in METRICS}, "steps": "count", "cycles": "count"},
+    "table10": {m: "percent" for m in PREDICTION_RATES},
+    "table11": {m: "percent" for m in PREDICTION_RATES},
+}
+
+#: Sample cells checked against the paper: (a phrase finding the line, the cell's conditions,
+#: the value as the paper prints it). The line must contain the printed value.
+SAMPLES: dict[str, list[tuple[str, dict, str]]] = {
+    "table02": [
+        ("its robot has the weakest baseline Action Type", {"model": "DeepSeek", "context": "Obj", "agent": "robot",
+                                                            "metric": "type_acc"}, "27.9%"),
+        ("its robot has the weakest baseline Action Type", {"model": "Llama 8B", "context": "Obj", "agent": "robot",
+                                                            "metric": "type_acc"}, "31.8%"),
+        ("For Llama 8B, OAS raises Action Type accuracy", {"model": "Llama 8B", "context": "OAS", "agent": "robot",
+                                                           "metric": "type_acc"}, "36.1%"),
+        ("For Llama 8B, OAS raises Action Type accuracy", {"model": "Llama 8B", "context": "Obj", "agent": "robot",
+                                                           "metric": "cond_principal"}, "54.2%"),
+        ("For Llama 8B, OAS raises Action Type accuracy", {"model": "Llama 8B", "context": "OAS", "agent": "robot",
+                                                           "metric": "cond_principal"}, "49.2%"),
+    ],
+}
+
+
+def _paper_lines() -> list[str]:
+    for p in PAPERS:
+        if p.exists():
+            return p.read_text(encoding="utf-8").splitlines()
+    pytest.skip(f"{PAPER_NAME} not present (../shared/papers is optional)")
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return load_published(FOLDER)
+
+
+def test_every_index_entry_loads(tables) -> None:
+    index = pd.read_csv(FOLDER / "index.csv", dtype=str, keep_default_na=False)
+    assert sorted(tables) == sorted(Path(f).stem for f in index["file"])
+    assert set(tables) <= set(METRIC_SCALES)
+    for t in tables.values():
+        assert t.paper.startswith("Observe, Share, or Predict?") and t.table.startswith("Table ")
+        kinds = {METRIC_SCALES[t.name][m] for m in set(t.rows["metric"])}
+        assert t.scale == (kinds.pop() if len(kinds) == 1 else "mixed"), t.name
+
+
+def test_values_are_on_the_papers_scale(tables) -> None:
+    for name, t in tables.items():
+        rows = t.rows
+        assert rows["model"].map(type).eq(str).all(), name
+        scales = METRIC_SCALES[name]
+        unknown = set(rows["metric"]) - set(scales)
+        assert not unknown, f"{name}: metrics {unknown}"
+        for metric, g in rows.groupby("metric"):
+            v = g["value"].astype(float)
+            if scales[metric] == "percent":
+                assert v.between(0, 100).all(), f"{name} {metric}: {v.tolist()}"
+            else:
+                assert (v >= 0).all(), f"{name} {metric}: {v.tolist()}"
+
+
+def test_conditions_are_the_studys_own(tables) -> None:
+    for name, t in tables.items():
+        assert set(t.rows["model"]) <= MODELS, name
+        for col in t.conditions:
+            assert col in KNOWN, f"{name}: condition column {col!r} is not one the study knows"
+            bad = set(t.rows[col]) - KNOWN[col]
+            assert not bad, f"{name}: {col} values {bad}"
+
+
+def test_every_table_has_three_sampled_cells() -> None:
+    for name in pd.read_csv(FOLDER / "index.csv", dtype=str)["file"]:
+        assert len(SAMPLES.get(Path(name).stem, [])) >= 3, name
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_sample_cells_match_the_paper(tables, name: str) -> None:
+    lines = _paper_lines()
+    rows = tables[name].rows
+    for phrase, cell, printed in SAMPLES[name]:
+        hits = [ln for ln in lines if phrase in ln]
+        assert len(hits) == 1, f"{name}: {len(hits)} paper lines contain {phrase!r}"
+        assert printed in hits[0], f"{name}: {printed} not in the line {hits[0][:120]!r}"
+        match = rows
+        for col, v in cell.items():
+            match = match[match[col] == v]
+        assert len(match) == 1, f"{name}: {len(match)} rows for {cell}"
+        assert float(match["value"].iloc[0]) == pytest.approx(float(printed.rstrip("%").replace(",", "")))
