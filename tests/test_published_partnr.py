@@ -54,6 +54,28 @@ SAMPLES: dict[str, list[tuple[str, dict, str]]] = {
         ("For Llama 8B, OAS raises Action Type accuracy", {"model": "Llama 8B", "context": "OAS", "agent": "robot",
                                                            "metric": "cond_principal"}, "49.2%"),
     ],
+    "table03": [
+        ("OAS also yields the best Success Rate for Gemini", {"model": "Gemini", "context": "OAS", "oana": False,
+                                                              "metric": "SR"}, "81.2%"),
+        ("OAS also yields the best Success Rate for Gemini", {"model": "DeepSeek", "context": "OAS", "oana": False,
+                                                              "metric": "SR"}, "83.6%"),
+        ("Adding OANA partly repairs the Llama 8B", {"model": "Llama 8B", "context": "KE", "oana": False,
+                                                     "metric": "steps"}, "4914"),
+        ("Adding OANA partly repairs the Llama 8B", {"model": "Llama 8B", "context": "KE", "oana": True,
+                                                     "metric": "steps"}, "4121"),
+        ("Adding OANA partly repairs the Llama 8B", {"model": "Llama 8B", "context": "KE", "oana": True,
+                                                     "metric": "EE"}, "62.7%"),
+        ("Adding OANA partly repairs the Llama 8B", {"model": "Llama 8B", "context": "KE", "oana": True,
+                                                     "metric": "SR"}, "56.2%"),
+        ("For the Llama 8B, KE raises Extraneous Effort", {"model": "Llama 8B", "context": "Obj", "oana": False,
+                                                           "metric": "EE"}, "62.3%"),
+        ("The Llama 70B is the exception", {"model": "Llama 70B", "context": "KE", "oana": False,
+                                            "metric": "SR"}, "76.2%"),
+        ("The Llama 70B is the exception", {"model": "Llama 70B", "context": "OAS", "oana": False,
+                                            "metric": "SR"}, "76.9%"),
+        ("versus 77.5% under partial observability with OAS + KE", {"model": "Llama 70B", "context": "OAS+KE",
+                                                                     "oana": False, "metric": "SR"}, "77.5%"),
+    ],
 }
 
 
