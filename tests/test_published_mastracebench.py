@@ -26,6 +26,8 @@ TABLES = {
                 "first": "Single-Agent\t69.66"},
     "table04": {"table": "Table 4", "n": 64, "metrics": ("GI", "GR", "WI", "SR"), "tasks": (TABLE4_TASK,),
                 "fmt": "{:.1f}", "first": "Main (3P+1R)"},
+    "table09": {"table": "Table 9", "n": 120, "metrics": ("OV", "FPA"), "tasks": TASK_ORDER, "fmt": "{:.1f}",
+                "first": "Single-Agent\t98.1"},
 }
 #: Table 4's row labels (our notebook 05's ``table4_settings`` labels) -> (proposers, rounds).
 SETTINGS = {"Main (3P+1R)": (3, 1), "5P+1R": (5, 1), "7P+1R": (7, 1), "3P+2R": (3, 2), "3P+3R": (3, 3),
