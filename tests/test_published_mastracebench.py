@@ -24,10 +24,15 @@ PAPERS = (Path("/work/shared/papers/mastracebench.txt"), ROOT.parent / "shared" 
 TABLES = {
     "table02": {"table": "Table 2", "n": 126, "metrics": ("TS", "CG"), "tasks": TASK_ORDER, "fmt": "{:.2f}",
                 "first": "Single-Agent\t69.66"},
+    "table03": {"table": "Table 3", "n": 22, "metrics": ("TC",), "tasks": ("mapf", "gomoku"), "fmt": "${:.2f}\\times$",
+                "first": "Single-Agent\t$1.00\\times$\t$1.00\\times$"},
     "table04": {"table": "Table 4", "n": 64, "metrics": ("GI", "GR", "WI", "SR"), "tasks": (TABLE4_TASK,),
                 "fmt": "{:.1f}", "first": "Main (3P+1R)"},
     "table09": {"table": "Table 9", "n": 120, "metrics": ("OV", "FPA"), "tasks": TASK_ORDER, "fmt": "{:.1f}",
                 "first": "Single-Agent\t98.1"},
+    "table10": {"table": "Table 10", "n": 48, "metrics": ("TC",),
+                "tasks": ("option_gen", "evidence_chain", "negotiation", "tactic_duel"),
+                "fmt": "${:.2f}\\times$", "first": "Single-Agent\t$1.00\\times$\t$1.00\\times$\t$1.00\\times$"},
 }
 #: Table 4's row labels (our notebook 05's ``table4_settings`` labels) -> (proposers, rounds).
 SETTINGS = {"Main (3P+1R)": (3, 1), "5P+1R": (5, 1), "7P+1R": (7, 1), "3P+2R": (3, 2), "3P+3R": (3, 3),
