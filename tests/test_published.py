@@ -29,7 +29,7 @@ def test_a_folder_loads_with_its_index(tmp_path: Path) -> None:
 @pytest.mark.parametrize("index,files,message", [
     ("t.csv,p,T,c,s,fraction,\n", {}, "does not exist"),
     ("t.csv,p,T,c,s,fraction,\n", {"t.csv": "model,metric,value\na,SR,0.1\n", "u.csv": "x\n"}, "not named"),
-    ("t.csv,p,T,c,s,ratio,\n", {"t.csv": "model,metric,value\na,SR,0.1\n"}, "scale"),
+    ("t.csv,p,T,c,s,odds,\n", {"t.csv": "model,metric,value\na,SR,0.1\n"}, "scale"),
     ("t.csv,p,T,c,s,fraction,\n", {"t.csv": "model,metric,value\na,SR,high\n"}, "not numeric"),
     ("t.csv,p,T,c,s,fraction,\n", {"t.csv": "model,metric,value\na,SR,0.1\na,SR,0.2\n"}, "share a key"),
 ])

@@ -115,7 +115,7 @@ def test_values_in_range_and_conditions_known(published, name: str) -> None:
     v = rows["value"]
     if t.scale == "percent":
         assert v.between(0, 100).all()
-    elif t.scale == "count":
+    elif t.scale == "ratio":  # token-cost multipliers over Single-Agent
         assert (v >= 0).all()
     else:  # Table 2: TS on 0-100, CG a signed difference of TS points
         assert t.scale == "mixed" and name == "table02"

@@ -4,8 +4,9 @@ transcribed from its paper, under ``studies/<study>/published/``.
 The folder holds one long-format CSV per paper table (``table09.csv``: the model as the paper names
 it, the condition columns the table varies, ``metric``, ``value``) and ``index.csv`` naming, for each
 file, the paper, the table or figure, its caption, the section or page, the scale of its rates
-(``fraction``: in [0, 1]; ``percent``: in [0, 100]; ``mixed`` when the table holds both kinds, then
-each metric's scale is in ``scales``), and notes (cells that could not be placed, reconstructions
+(``fraction``: in [0, 1]; ``percent``: in [0, 100]; ``count``; ``ratio``: a non-negative multiple,
+such as a token cost over a baseline; ``mixed`` when the table holds several kinds, which its notes
+name per metric), and notes (cells that could not be placed, reconstructions
 from the prose). :func:`load_published` reads and checks the folder; :func:`check_table` is the shape
 every transcription test applies.
 """
@@ -17,8 +18,10 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["INDEX_COLUMNS", "PublishedTable", "check_table", "load_published"]
+__all__ = ["INDEX_COLUMNS", "SCALES", "PublishedTable", "check_table", "load_published"]
 
+#: The scales a transcribed table may be on.
+SCALES = ("fraction", "percent", "count", "ratio", "mixed")
 #: The columns of a study's ``published/index.csv``.
 INDEX_COLUMNS = ("file", "paper", "table", "caption", "section", "scale", "notes")
 
@@ -78,8 +81,8 @@ def load_published(folder: str | Path) -> dict[str, PublishedTable]:
             raise ValueError(f"{folder / 'index.csv'} names {row.file}, which does not exist")
         rows = pd.read_csv(path)
         check_table(rows, row.file)
-        if row.scale not in ("fraction", "percent", "mixed", "count"):
-            raise ValueError(f"{row.file}: scale {row.scale!r}; allowed: fraction, percent, mixed, count")
+        if row.scale not in SCALES:
+            raise ValueError(f"{row.file}: scale {row.scale!r}; allowed: {', '.join(SCALES)}")
         out[path.stem] = PublishedTable(path.stem, rows, row.paper, row.table, row.caption, row.section,
                                         row.scale, row.notes)
     return out
