@@ -41,3 +41,19 @@ def test_bad_folders_are_named(tmp_path: Path, index: str, files: dict[str, str]
 def test_check_table_wants_the_three_columns() -> None:
     with pytest.raises(ValueError, match="no 'metric'"):
         check_table(pd.DataFrame({"model": ["a"], "value": [1.0]}), "x.csv")
+
+
+def test_a_run_beside_the_paper() -> None:
+    from collablab.analysis.published import beside_published
+
+    run = pd.DataFrame({"n_agents": [1, 2, 3, 4], "SR": [0.5, 0.6, 0.7, 0.2], "SR_low": [0.4, 0.5, 0.6, None],
+                        "SR_high": [0.6, 0.7, 0.8, None]})
+    pub = pd.DataFrame({"model": "Qwen3-VL-32B", "n_agents": ["1", "2", "3", "4"], "metric": "SR",
+                        "value": [55.0, 80.0, 50.0, 30.0]})
+    t = beside_published(run, pub, on=["n_agents"], metric="SR", value="SR", low="SR_low", high="SR_high",
+                         scale=100)
+    assert t["verdict"].tolist() == ["inside", "above", "below", "no interval"]
+    assert t["published"].tolist() == [0.55, 0.8, 0.5, 0.3]
+    none = beside_published(run.head(1), pub, on=["n_agents"], metric="CR", value="SR", low="SR_low",
+                            high="SR_high")
+    assert none["verdict"].tolist() == ["no published row"] and none["published"].isna().all()

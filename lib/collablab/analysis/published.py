@@ -13,15 +13,18 @@ every transcription test applies.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["INDEX_COLUMNS", "SCALES", "PublishedTable", "check_table", "load_published"]
+__all__ = ["INDEX_COLUMNS", "SCALES", "VERDICTS", "PublishedTable", "beside_published", "check_table", "load_published"]
 
 #: The scales a transcribed table may be on.
 SCALES = ("fraction", "percent", "count", "ratio", "mixed")
+#: Where a published value lies against a run's interval (:func:`beside_published`).
+VERDICTS = ("inside", "above", "below", "no interval", "no published row")
 #: The columns of a study's ``published/index.csv``.
 INDEX_COLUMNS = ("file", "paper", "table", "caption", "section", "scale", "notes")
 
@@ -86,3 +89,32 @@ def load_published(folder: str | Path) -> dict[str, PublishedTable]:
         out[path.stem] = PublishedTable(path.stem, rows, row.paper, row.table, row.caption, row.section,
                                         row.scale, row.notes)
     return out
+
+
+def beside_published(run: pd.DataFrame, published: pd.DataFrame, *, on: Sequence[str], metric: str, value: str,
+                     low: str | None = None, high: str | None = None, scale: float = 1.0) -> pd.DataFrame:
+    """Each row of ``run`` (keys ``on``, its estimate ``value`` and interval ``low``/``high``) with
+    the published ``metric`` for the same keys (``published`` already narrowed to one model; its
+    values divided by ``scale``, e.g. 100 for a percent table beside fractions) and a verdict from
+    :data:`VERDICTS`: the published value ``inside`` the run's interval, ``above`` or ``below`` it.
+    Keys compare as text, so a team size read as 2 matches one read as "2"."""
+    pub = published[published["metric"] == metric]
+    index = dict(zip(_keys(pub, on), pub["value"].astype(float) / scale))
+    rows = []
+    for key, (_, r) in zip(_keys(run, on), run.iterrows()):
+        p = index.get(key)
+        lo, hi = (r[low] if low else None), (r[high] if high else None)
+        if p is None:
+            verdict = "no published row"
+        elif lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+            verdict = "no interval"
+        else:
+            verdict = "inside" if lo <= p <= hi else "above" if p > hi else "below"
+        rows.append({**dict(zip(on, key)), "run": r[value], "run_low": lo, "run_high": hi, "published": p,
+                     "verdict": verdict})
+    return pd.DataFrame(rows, columns=[*on, "run", "run_low", "run_high", "published", "verdict"])
+
+
+def _keys(t: pd.DataFrame, on: Sequence[str]) -> list[tuple[str, ...]]:
+    """The ``on`` values of each row as text, column by column (a row-wise read would turn 2 into 2.0)."""
+    return list(zip(*(t[c].astype(str) for c in on))) if len(t) else []
