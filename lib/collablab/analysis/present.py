@@ -72,8 +72,9 @@ class TableStyle:
 
 @dataclass
 class DisplayTable:
-    """A formatted table (``frame``: strings), the table it came from (``full``), the caption and
-    the CSV file holding the full table (when a run folder was given)."""
+    """A formatted table (``frame``: strings), the table it came from (``full``), its title (shown
+    above), its note (constants, rows shown, the CSV; shown below) and the CSV file holding the full
+    table (when a run folder was given)."""
 
     frame: pd.DataFrame
     full: pd.DataFrame
@@ -118,11 +119,15 @@ def fmt_p(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
+def _finite(values: Sequence[float]) -> list[float]:
+    return [float(v) for v in values if v is not None and not pd.isna(v) and math.isfinite(float(v))]
+
+
 def _decimals(values: Sequence[float]) -> int:
     """Decimals for a column: none for integers, else by the largest magnitude: 3 below 0.1, 2 below 10,
     1 below 100, 0 from 100."""
-    vals = [float(v) for v in values if v is not None and not pd.isna(v) and math.isfinite(float(v))]
-    if not vals or all(float(v).is_integer() for v in vals):
+    vals = _finite(values)
+    if not vals or all(v.is_integer() for v in vals):
         return 0
     top = max(abs(v) for v in vals)
     return 0 if top >= 100 else 1 if top >= 10 else 2 if top >= 0.1 else 3
@@ -130,8 +135,7 @@ def _decimals(values: Sequence[float]) -> int:
 
 def _rate_decimals(values: Sequence[float]) -> int:
     """Decimals for percentages: none when every value is a whole percent, else one (62.5%)."""
-    vals = [float(v) for v in values if v is not None and not pd.isna(v) and math.isfinite(float(v))]
-    return 0 if all(round(v, 6).is_integer() for v in vals) else 1
+    return 0 if all(round(v, 6).is_integer() for v in _finite(values)) else 1
 
 
 def fmt_number(v: Any, decimals: int | None = None) -> str:
