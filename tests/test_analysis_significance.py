@@ -309,3 +309,15 @@ def test_holm_equals_multipletests_on_random_families_with_ties(monkeypatch: pyt
     for _ in range(200):
         p = np.round(rng.uniform(0, 0.2, size=rng.integers(1, 12)), 2)  # rounding makes ties
         assert holm_adjust(p) == pytest.approx(multipletests(p, method="holm")[1], abs=1e-12)
+
+
+def test_mean_ci_matches_scipy_t_interval() -> None:
+    from scipy import stats as st
+
+    from collablab.analysis.significance import mean_ci
+
+    x = np.array([0.2, 0.9, 0.4, np.nan, 0.7, 0.55])
+    v = x[~np.isnan(x)]
+    lo, hi = st.t.interval(0.95, v.size - 1, loc=v.mean(), scale=st.sem(v))
+    assert mean_ci(x) == pytest.approx((lo, hi), abs=1e-12)  # tolerance: float rounding only
+    assert all(np.isnan(mean_ci([0.3])))

@@ -36,6 +36,7 @@ __all__ = [
     "TestResult",
     "TESTS",
     "bootstrap_ci",
+    "mean_ci",
     "compare",
     "contrast_table",
     "gee_logistic",
@@ -110,6 +111,16 @@ def _accepts_axis(fn: Callable[..., Any]) -> bool:
         return "axis" in inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
+
+
+def mean_ci(values: Sequence[float] | np.ndarray | pd.Series, confidence_level: float = 0.95) -> tuple[float, float]:
+    """The t interval of the mean of ``values`` (missing values dropped): mean ± t·sd/√n with n-1
+    degrees of freedom (``scipy.stats.t.interval``); NaN bounds with fewer than two values."""
+    v = pd.to_numeric(pd.Series(values), errors="coerce").astype(float).dropna().to_numpy()
+    if v.size < 2:
+        return float("nan"), float("nan")
+    half = float(stats.t.ppf(0.5 + confidence_level / 2, v.size - 1)) * float(v.std(ddof=1)) / float(np.sqrt(v.size))
+    return float(v.mean()) - half, float(v.mean()) + half
 
 
 def bootstrap_ci(

@@ -9,24 +9,19 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import t as student
 
+from ...analysis.lift import wilson_ci
+from ...analysis.significance import mean_ci
 from . import metrics
 
 METRIC_COLUMNS = ["SR", "CR", "AUC", "DOL", "CAR", "HFR", "SpatialErr", "TokensPerStep"]
-#: Normal quantile of the 95% intervals.
-Z95 = 1.959963984540054
 
 
-def wilson(successes: float, n: float, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval of a binomial rate (95% by default); NaN bounds when ``n`` is 0. SR is
-    a share of cases (§3.2), so its cells carry this interval (``SR_low``, ``SR_high``)."""
-    if not n:
-        return float("nan"), float("nan")
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+def wilson(successes: float, n: float) -> tuple[float, float]:
+    """Wilson score interval (95%) of a binomial rate, :func:`~collablab.analysis.lift.wilson_ci`
+    (statsmodels; a rate of a mean share passes a fractional count); NaN bounds when ``n`` is 0. SR is a share of cases (§3.2), so its
+    cells carry this interval (``SR_low``, ``SR_high``)."""
+    return wilson_ci(successes, n) if n else (float("nan"), float("nan"))
 
 
 def rate_difference(a: tuple[float, float, float], b: tuple[float, float, float]) -> tuple[float, float, float]:
@@ -45,14 +40,11 @@ def _with_wilson(row: dict[str, Any], col: str = "SR", n: str = "cases") -> dict
 
 
 def mean_interval(values: Sequence[float]) -> tuple[float, float]:
-    """95% interval of the mean of per-case values on 0-1 (CR, AUC: §3.2): mean ± t·sd/√n (the
-    t quantile with n-1 degrees of freedom), held to [0, 1]; NaN bounds with fewer than two cases."""
-    vals = np.asarray([v for v in values if not pd.isna(v)], dtype=float)
-    if len(vals) < 2:
-        return float("nan"), float("nan")
-    half = float(student.ppf(0.975, len(vals) - 1)) * float(vals.std(ddof=1)) / np.sqrt(len(vals))
-    m = float(vals.mean())
-    return max(0.0, m - half), min(1.0, m + half)
+    """95% interval of the mean of per-case values on 0-1 (CR, AUC: §3.2): the t interval
+    (:func:`~collablab.analysis.significance.mean_ci`) held to [0, 1]; NaN bounds with fewer than
+    two cases."""
+    lo, hi = mean_ci(values)
+    return (lo, hi) if np.isnan(lo) else (max(0.0, lo), min(1.0, hi))
 
 
 def _per_case(records: Sequence[dict[str, Any]]) -> dict[str, list[float]]:

@@ -46,12 +46,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ...analysis.findings import OFFLINE_BACKENDS, Finding, Report, backend_of
 from ...analysis.lift import wilson_ci
 from ...analysis.present import TableStyle, fmt_number
-from ...analysis.significance import compare
+from ...analysis.significance import compare, mean_ci
 from . import findings as F
 from .calls import parse_call
 from .experiments import CONDITION_ORDER, CONTEXTS, FULL_CONTEXTS, condition_name, episode_frame
@@ -93,15 +92,6 @@ def _mean(s: pd.Series) -> float:
 
 # -- per-condition means ---------------------------------------------------------------------------
 
-def _mean_ci(s: pd.Series) -> tuple[float, float]:
-    """The 95% t interval of the mean of ``s`` (NaN with fewer than two values)."""
-    v = pd.to_numeric(s, errors="coerce").astype(float).dropna()
-    if len(v) < 2:
-        return math.nan, math.nan
-    half = float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)))
-    return float(v.mean()) - half, float(v.mean()) + half
-
-
 #: The means of :func:`condition_table` that carry a 95% interval (``_low``/``_high``).
 CI_METRICS = ("SR", "steps", "EE")
 
@@ -122,8 +112,8 @@ def condition_table(E: pd.DataFrame) -> pd.DataFrame:
             r[f"mention_{s}"] = _mean(g[f"{agent}_mention_ratio"])
             r[f"AS_{s}"] = _mean(g[f"{agent}_action_success"])
         r["SR_low"], r["SR_high"] = wilson_ci(int(g["success"].sum()), len(g))
-        r["steps_low"], r["steps_high"] = _mean_ci(g["simulation_steps"])
-        r["EE_low"], r["EE_high"] = _mean_ci(g["extraneous_effort"])
+        r["steps_low"], r["steps_high"] = mean_ci(g["simulation_steps"])
+        r["EE_low"], r["EE_high"] = mean_ci(g["extraneous_effort"])
         rows.append(r)
     bounds = [f"{m}_{x}" for m in CI_METRICS for x in ("low", "high")]
     return _sorted(pd.DataFrame(rows, columns=[*_KEYS, "n", *METRICS, *bounds]))
