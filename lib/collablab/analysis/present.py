@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["MAX_COLUMNS", "DisplayTable", "TableStyle", "fmt_interval", "fmt_number", "fmt_p", "fmt_rate",
-           "present"]
+           "number_decimals", "present"]
 
 #: No displayed table is wider than this (issue 24: a table fits 1,200 px).
 MAX_COLUMNS = 12
@@ -123,7 +123,7 @@ def _finite(values: Sequence[float]) -> list[float]:
     return [float(v) for v in values if v is not None and not pd.isna(v) and math.isfinite(float(v))]
 
 
-def _decimals(values: Sequence[float]) -> int:
+def number_decimals(values: Sequence[float]) -> int:
     """Decimals for a column: none for integers, else by the largest magnitude: 3 below 0.1, 2 below 10,
     1 below 100, 0 from 100."""
     vals = _finite(values)
@@ -149,7 +149,7 @@ def fmt_number(v: Any, decimals: int | None = None) -> str:
     f = float(v)
     if math.isinf(f):
         return "∞" if f > 0 else "−∞"
-    d = _decimals([f]) if decimals is None else decimals
+    d = number_decimals([f]) if decimals is None else decimals
     s = f"{f:,.{d}f}"
     return "0" if s.lstrip("-") == f"{0:.{d}f}" else s
 
@@ -169,7 +169,7 @@ def fmt_interval(est: Any, low: Any, high: Any, decimals: int | None = None, sca
         return "–"
     k = 1.0 if scale is None else scale
     if decimals is None:
-        decimals = (_decimals if scale is None else _rate_decimals)([float(est) * k])
+        decimals = (number_decimals if scale is None else _rate_decimals)([float(est) * k])
     d = decimals
     head = fmt_number(float(est) * k, d) + ("%" if scale is not None else "")
     if low is None or high is None or pd.isna(low) or pd.isna(high):
@@ -248,7 +248,7 @@ def present(table: pd.DataFrame, name: str = "", style: TableStyle | None = None
             lo, hi = intervals[c]
             scale = 100.0 if c in rates else 1.0 if c in percents else None
             k = scale or 1.0
-            d = (_decimals if scale is None else _rate_decimals)(
+            d = (number_decimals if scale is None else _rate_decimals)(
                 [v for x in (col, t[lo], t[hi]) for v in pd.to_numeric(x, errors="coerce") * k])
             out[c] = [fmt_interval(e, a, b, d, scale) for e, a, b in zip(col, t[lo], t[hi])]
         elif pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
@@ -256,7 +256,7 @@ def present(table: pd.DataFrame, name: str = "", style: TableStyle | None = None
                 k = 100.0 if c in rates else 1.0
                 out[c] = [fmt_rate(v, _rate_decimals(list(col * k)), k) for v in col]
             else:
-                d = _decimals(list(col))
+                d = number_decimals(list(col))
                 out[c] = [fmt_number(v, d) for v in col]
         else:
             out[c] = [fmt_number(v) for v in col]

@@ -91,14 +91,15 @@ def load_published(folder: str | Path) -> dict[str, PublishedTable]:
     return out
 
 
-def beside_published(run: pd.DataFrame, published: pd.DataFrame, *, on: Sequence[str], metric: str, value: str,
+def beside_published(run: pd.DataFrame, published: pd.DataFrame, *, on: Sequence[str], metric: str | None, value: str,
                      low: str | None = None, high: str | None = None, scale: float = 1.0) -> pd.DataFrame:
     """Each row of ``run`` (keys ``on``, its estimate ``value`` and interval ``low``/``high``) with
     the published ``metric`` for the same keys (``published`` already narrowed to one model; its
     values divided by ``scale``, e.g. 100 for a percent table beside fractions) and a verdict from
     :data:`VERDICTS`: the published value ``inside`` the run's interval, ``above`` or ``below`` it.
-    Keys compare as text, so a team size read as 2 matches one read as "2"."""
-    pub = published[published["metric"] == metric]
+    With ``metric`` None every metric is kept (``on`` then names ``metric``). Keys compare as text,
+    so a team size read as 2 matches one read as "2"."""
+    pub = published if metric is None else published[published["metric"] == metric]
     index = dict(zip(_keys(pub, on), pub["value"].astype(float) / scale))
     rows = []
     for key, (_, r) in zip(_keys(run, on), run.iterrows()):

@@ -34,7 +34,7 @@ from .spec_checks import check_choice, check_int, check_str
 from .store import EPISODES, FAILURES, KEY, read_records
 
 __all__ = ["DRY_RUN_ENV", "RECORD_ENV", "SHOW_REQUESTS_ENV", "DryRun", "ParameterError", "append_record", "cache_mode",
-           "check_run_parameters", "llm_option_keys", "notebook_parameters", "parameter_checks", "pending_counts",
+           "check_paper_models", "check_run_parameters", "llm_option_keys", "notebook_parameters", "parameter_checks", "pending_counts",
            "preflight_endpoints", "run_notebook_grid"]
 
 DRY_RUN_ENV = "COLLABLAB_DRY_RUN"
@@ -84,8 +84,8 @@ _CACHE_MODES = ("", "rw", "replay", "off")
 def check_run_parameters(P: Mapping[str, Any], llm_keys: Collection[str] = ()) -> None:
     """Check the parameters every notebook shares, those of them ``P`` has: ``workers``,
     ``episodes_per_worker``, ``engine``, ``ray_address``, ``n_resamples``, ``run_id``, ``read_run``,
-    ``llm_cache_mode``, ``api_key_env`` and ``llm_options`` (a mapping of spec keys from ``llm_keys``).
-    ValueError naming the parameter."""
+    ``llm_cache_mode``, ``api_key_env``, ``llm_options`` (a mapping of spec keys from ``llm_keys``)
+    and ``paper_models``. ValueError naming the parameter."""
     for key in ("workers", "episodes_per_worker", "n_resamples"):
         if key in P:
             check_int(P, key, 1)
@@ -104,6 +104,8 @@ def check_run_parameters(P: Mapping[str, Any], llm_keys: Collection[str] = ()) -
         from collablab.llm.types import check_key_env_name  # lazily: offline notebooks need no llm import
 
         check_key_env_name(P["api_key_env"])
+    if "paper_models" in P:
+        check_paper_models(P["paper_models"])
     if "llm_options" in P:
         opts = P["llm_options"]
         if not isinstance(opts, Mapping):
@@ -112,6 +114,20 @@ def check_run_parameters(P: Mapping[str, Any], llm_keys: Collection[str] = ()) -
         for k in opts:
             if k not in llm_keys:
                 raise ValueError(f"llm_options: {k!r} is not allowed; allowed: {', '.join(llm_keys)}")
+
+
+def check_paper_models(value: Any) -> dict[str, str]:
+    """A notebook's ``paper_models``: a mapping of served model id → the paper's name for it (both
+    non-empty text; ``analysis.beside.paper_model`` reads it before the study's defaults); ValueError
+    naming the parameter otherwise."""
+    if not isinstance(value, Mapping):
+        raise ValueError(f"paper_models: {value!r} is not allowed; allowed: a mapping of served model id -> "
+                         "the paper's model name, e.g. {\"my-org/qwen3-vl-32b-awq\": \"Qwen3-VL-32B\"}")
+    for k, v in value.items():
+        if not (isinstance(k, str) and k and isinstance(v, str) and v):
+            raise ValueError(f"paper_models: {k!r}: {v!r} is not allowed; allowed: text -> text (served id -> "
+                             "paper model name)")
+    return dict(value)
 
 
 def preflight_endpoints(endpoints: Iterable[Any]) -> dict[str, dict[str, Any]]:
