@@ -6,6 +6,7 @@ episode grids, and see or merge the runs under ``outputs/``.
     collablab episodes --study S --grid FILE [...]     the episode grid CLI (python -m collablab.runs)
     collablab status [DIR]                             the run folders under DIR (default outputs/)
     collablab merge SHARD_DIR ... --out DIR            join the shards of `episodes --shard K/N`
+    collablab compare RUN_DIR [--paper-model ID NAME]  a finished run beside its paper's published tables
     collablab studies                                  the registered studies
 
 ``run`` executes each notebook (all, or those whose name starts with a PREFIX) with papermill
@@ -534,6 +535,40 @@ def cmd_merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``collablab compare RUN_DIR``: the run beside its paper's published tables, as its notebook's
+    cell tagged ``published`` shows it (the study's ``beside_paper``, found through the study module
+    of the run's episode function, read from the manifest). Exit 2 when RUN_DIR is not a run folder
+    with finished episodes of a study that has one."""
+    import importlib
+
+    from collablab.runs.load import load_run
+    from collablab.runs.manifest import read_manifest
+
+    run_dir = Path(args.run_dir)
+    manifest = read_manifest(run_dir) if run_dir.is_dir() else None
+    if manifest is None:
+        print(f"error: RUN_DIR: {run_dir} is not a run folder (no manifest.json); allowed: a folder under "
+              f"{outputs_dir()}/<notebook>/ (see `collablab status`)", file=sys.stderr)
+        return 2
+    module = str(manifest.get("fn", "")).split(":")[0]
+    try:
+        beside_paper = importlib.import_module(module).beside_paper
+    except (ImportError, AttributeError):
+        print(f"error: RUN_DIR: its study ({module or 'unknown'}) has no published tables to compare with; "
+              f"allowed: runs of {', '.join(sorted(studies()))}", file=sys.stderr)
+        return 2
+    episodes, steps = load_run(run_dir)
+    if episodes.empty:
+        print(f"error: RUN_DIR: {run_dir} has no finished episode yet", file=sys.stderr)
+        return 2
+    params = dict(manifest.get("params") or {})
+    if args.paper_model:
+        params["paper_models"] = {**(params.get("paper_models") or {}), **dict(args.paper_model)}
+    print(beside_paper(str(manifest.get("study", "")), episodes, steps, params, None).text(), end="")
+    return 0
+
+
 def cmd_studies(args: argparse.Namespace) -> int:
     """``collablab studies``: the registered studies and their episode functions."""
     for name, fn in sorted(studies().items()):
@@ -545,7 +580,7 @@ def parser() -> argparse.ArgumentParser:
     """The ``collablab`` argument parser."""
     ap = argparse.ArgumentParser(prog="collablab", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True, metavar="{run,episodes,status,merge,studies}")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="{run,episodes,status,merge,compare,studies}")
     run = sub.add_parser("run", help="run one or all notebooks on a parameter set or over a grid")
     run.add_argument("prefixes", nargs="*", metavar="PREFIX", help="notebook name prefixes, e.g. 01 05 (default all)")
     run.add_argument("--only", nargs="+", default=None, metavar="PREFIX", help="the same as PREFIX ...")
@@ -575,6 +610,11 @@ def parser() -> argparse.ArgumentParser:
     mg.add_argument("shards", nargs="+", metavar="SHARD_DIR")
     mg.add_argument("--out", required=True, help="the merged run folder (new)")
     mg.set_defaults(func=cmd_merge)
+    cp = sub.add_parser("compare", help="a finished run beside its paper's published tables, with verdicts")
+    cp.add_argument("run_dir", metavar="RUN_DIR", help="a run folder, e.g. outputs/01_collaboration/<run id>")
+    cp.add_argument("--paper-model", nargs=2, action="append", metavar=("SERVED_ID", "PAPER_NAME"),
+                    help="read a served model id as the paper's model name (adds to the run's paper_models)")
+    cp.set_defaults(func=cmd_compare)
     sub.add_parser("studies", help="the registered studies").set_defaults(func=cmd_studies)
     return ap
 
