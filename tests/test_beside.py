@@ -6,7 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from collablab.analysis.beside import Beside, Comparison, compare, normalise_model, paper_model, published_plot
+from collablab.analysis.beside import (Beside, Comparison, compare, normalise_model, paper_model, published_plot,
+                                      same_model)
 from collablab.analysis.lift import wilson_ci
 from collablab.analysis.published import PublishedTable
 from collablab.runs.notebook import check_run_parameters
@@ -34,6 +35,15 @@ def test_a_notebooks_paper_models_win_over_the_defaults() -> None:
     assert paper_model("my-org/finetune-7", KNOWN, {"my-org/finetune-7": "GPT-5.4"}) == "GPT-5.4"
     assert paper_model("Qwen/Qwen3-VL-32B-Instruct", KNOWN, {"Qwen/Qwen3-VL-32B-Instruct": "GPT-5.4"}) == "GPT-5.4"
     assert normalise_model("meta-llama/Llama-3.1-8B-Instruct") == "llama-3-1-8b"
+
+
+def test_one_model_spelt_two_ways_in_one_paper() -> None:
+    assert same_model("Qwen3-VL-32B", "Qwen3-32B-VL") and not same_model("Qwen3-VL-32B", "Qwen3-VL-8B")
+    t = _table()
+    spelt = PublishedTable(t.name, t.rows.replace({"model": {"M": "Qwen3-32B-VL"}}), t.paper, t.table, t.caption,
+                           t.section, t.scale, "")
+    c = compare(_run(), spelt, model="Qwen3-VL-32B", kind="reproduction", on=["n_agents"])
+    assert c is not None and c.model == "Qwen3-32B-VL" and c.rows["published"].iloc[0] == 0.5
 
 
 @pytest.mark.parametrize("bad", [["a"], {"a": ""}, {"": "x"}, {"a": 3}, "Qwen3-VL-32B"])

@@ -37,7 +37,7 @@ from .plots import HouseFigure, figure_title
 from .present import DisplayTable, TableStyle, number_decimals, fmt_interval, fmt_number, fmt_rate, present
 from .published import PublishedTable, beside_published
 
-__all__ = ["KINDS", "Beside", "Comparison", "compare", "normalise_model", "paper_model",
+__all__ = ["KINDS", "Beside", "Comparison", "compare", "normalise_model", "paper_model", "same_model",
            "published_plot"]
 
 #: What a comparison is (see the module docstring).
@@ -63,6 +63,12 @@ def normalise_model(name: str) -> str:
     while prev != n:
         prev, n = n, _SUFFIX.sub("", n)
     return re.sub(r"[\s._]+", "-", n).strip("-")
+
+
+def same_model(a: str, b: str) -> bool:
+    """Whether two names are one model: the same words after :func:`normalise_model`, in any order (a
+    paper may print one model as ``Qwen3-VL-32B`` in one table and ``Qwen3-32B-VL`` in another)."""
+    return sorted(normalise_model(a).split("-")) == sorted(normalise_model(b).split("-"))
 
 
 def paper_model(served: str | None, known: Mapping[str, str], extra: Mapping[str, str] | None = None) -> str | None:
@@ -176,11 +182,15 @@ def compare(run: pd.DataFrame, table: PublishedTable, *, model: str, kind: str, 
             hue: str | None = None, panel: str | None = "metric") -> Comparison | None:
     """A :class:`Comparison` of ``run`` (long rows: the conditions ``on``, ``metric``, ``value``,
     ``low``, ``high`` and ``n``) with ``table``'s rows for ``model`` (values divided by ``scale``:
-    100 for a percent table beside fractions); None when the table has no row for ``model`` or the run
-    has no row at all (nothing to show)."""
-    pub = table.rows[table.rows["model"] == model]
-    if pub.empty or run.empty:
+    100 for a percent table beside fractions; ``model`` matches the table's spelling of it by
+    :func:`same_model`); None when the table has no row for ``model`` or the run has no row at all
+    (nothing to show)."""
+    names = [m for m in dict.fromkeys(table.rows["model"].astype(str)) if m == model] or \
+        [m for m in dict.fromkeys(table.rows["model"].astype(str)) if same_model(m, model)]
+    if not names or run.empty:
         return None
+    model = names[0]  # the table's own spelling of the model
+    pub = table.rows[table.rows["model"] == model]
     keys = [*on, "metric"]
     rows = beside_published(run.rename(columns={"value": "_v"}), pub, on=keys, metric=None, value="_v",
                             low="low", high="high", scale=scale)
