@@ -18,8 +18,12 @@ robot planner on PARTNR's skills, tasks and evaluation, in our household world.
   ``partnr``, with the record schema and what the conformance checks need (``conformance``);
 - ``experiments``, ``report``, ``findings``, ``plots``: notebook 07's grid, its tables in the
   paper's layouts (§4.2-4.5), the sentences written from them and the analysis tail (imported
-  by the notebook, not here: workers that run units need none of them).
+  by the notebook, not here: workers that run units need none of them);
+- ``beside``: a run beside the paper's Tables 2, 3, 10 and 11 (:func:`beside_paper`,
+  :data:`PAPER_MODELS`), loaded on first use for the same reason.
 """
+
+from typing import Any
 
 from ...runs import notebook_parameters as parameters
 from . import calls, episode, evaluation, llm_planner, metrics, offline, prediction, skills, tasks, world
@@ -28,6 +32,17 @@ from .episode import Channels, run_episode
 from .offline import OfflinePlanner, OfflineProfile
 from .spec import DEFAULTS, RECORD_SCHEMA, endpoints, is_invalid, resolve, run_spec, sabotage, validate
 
-__all__ = ["Channels", "DEFAULTS", "OfflinePlanner", "OfflineProfile", "RECORD_SCHEMA", "calls", "conformance_cases", "is_truncated", "usable_reply",
+__all__ = ["Channels", "DEFAULTS", "OfflinePlanner", "OfflineProfile", "PAPER_MODELS", "RECORD_SCHEMA", "beside_paper",
+           "calls", "conformance_cases", "is_truncated", "usable_reply",
            "episode", "evaluation", "is_invalid", "llm_planner", "metrics", "offline", "parameters", "prediction",
            "resolve", "run_episode", "run_spec", "sabotage", "skills", "tasks", "validate", "endpoints", "world"]
+
+
+def __getattr__(name: str) -> Any:
+    """``beside_paper`` and ``PAPER_MODELS`` from :mod:`.beside`, imported on first use (it loads the
+    analysis and plotting floors, which the workers that run units do not need)."""
+    if name in ("beside_paper", "PAPER_MODELS"):
+        from . import beside
+
+        return getattr(beside, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
