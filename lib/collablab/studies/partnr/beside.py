@@ -174,7 +174,7 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
     for who, names in references.items():
         why = ("the planner with the most transcribed cells of Tables 2 and 3" if who == REFERENCE_MODEL
                else f"the only planner with cells in {' and '.join(names)}")
-        B.notes.append(f"Reference model for {', '.join(names)}: **{who}**, {why}"
+        B.notes.append(f"Reference model for {' and '.join(names)}: **{who}**, {why}"
                        f"{' (the offline planner was tuned on no paper cell)' if offline else ''}.")
     return B
 
