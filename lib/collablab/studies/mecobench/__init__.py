@@ -9,6 +9,7 @@ from ...runs import notebook_parameters as parameters
 from .conformance import conformance_cases, is_invalid, is_truncated, sabotage, usable_reply
 from .episode import DEFAULT_BUDGET, EpisodeConfig, check_config, default_budget, init_rooms, make_world, run_episode
 from . import findings, plots
+from .beside import PAPER_MODELS, beside_paper
 from .experiments import (behaviours_specs, collaboration_specs, missing_location_prior, modes_specs, priors_specs,
                           read_notebook, run_notebook)
 from .grids import FN, MAX_TEAM, backend_of, check_team_sizes, grid, run, task_ids, team_spec
@@ -56,4 +57,4 @@ __all__ = ["DEFAULTS", "DEFAULT_BUDGET", "FN", "MAX_TEAM", "METRIC_COLUMNS", "PO
            "behaviours_specs", "collaboration_specs", "modes_specs", "priors_specs", "run_notebook", "parameters",
            "findings", "plots", "default_budget", "read_notebook", "load_task_file", "TaskFile", "HandoverLink", "table11",
            "message_examples", "same_team", "table8", "table9", "table10", "team_column",
-           "with_pairs", "missing_location_prior"]
+           "with_pairs", "missing_location_prior", "PAPER_MODELS", "beside_paper"]
