@@ -59,7 +59,8 @@ from . import metrics
 from . import tables as T
 from .episode import default_budget
 
-__all__ = ["PAPER_MODELS", "PROFILE_MODELS", "REFERENCE_MODEL", "SPELLINGS", "beside_paper", "published_tables"]
+__all__ = ["PAPER_MODELS", "PROFILE_MODELS", "REFERENCE_MODEL", "SPELLINGS", "beside_paper", "published_tables",
+           "table20_cells"]
 
 #: Served model ids (mecobench.txt Table 6, App. B.2: the OpenAI/Gemini API ids and the Hugging Face
 #: ids vLLM serves) -> the paper's name in the published tables.
@@ -101,8 +102,8 @@ _FIGURE: dict[str, tuple[str | None, str | None]] = {
     "table08": ("n_agents", "structure"), "table09": ("n_agents", "protocol"), "table11": ("protocol", "structure"),
     "table12": ("protocol", "structure"), "table13": ("prior", None), "table20": ("wrong_grabs", "group")}
 # The table a notebook's figure shows first (its own question).
-_LEAD = {"01_collaboration": "table09", "02_modes": "table12", "03_priors": "table13", "04_behaviours": "table20",
-         "04_behaviours_and_failures": "table20"}
+_LEAD = {"01_collaboration": ("table09",), "02_modes": ("table12",), "03_priors": ("table13",),
+         "04_behaviours": ("table20", "table09"), "04_behaviours_and_failures": ("table20", "table09")}
 _PER_CASE = {"DOL": metrics.dol, "CAR": metrics.conflict_action_rate, "HFR": metrics.handover_failure_rate,
              "SpatialErr": metrics.spatial_error_rate, "TokensPerStep": metrics.tokens_per_step}
 _COUNTS = frozenset({"TokensPerStep"})
@@ -198,16 +199,33 @@ def _run_rows(name: str, table: PublishedTable, episodes: pd.DataFrame, offline:
     return cells[keep].reset_index(drop=True)
 
 
-def _table20_rows(episodes: pd.DataFrame, steps: pd.DataFrame | None) -> pd.DataFrame:
-    """Table 20's cells (fractions) from the analysis tail's stratified correction analysis."""
-    from ...analysis import correction_analysis, failure_indicators, stratified_effect, top_code
+def _table20_rows(episodes: pd.DataFrame, steps: pd.DataFrame | None) -> tuple[pd.DataFrame, str]:
+    """Table 20's cells from the episodes in its conditions (:func:`table20_cells`), and why there are
+    none when there are none."""
+    from ...analysis import failure_indicators
+
+    sel = _paper_episodes(episodes, "table20", published_tables()["table20"])
+    if sel.empty or steps is None or steps.empty:
+        return table20_cells(None), "this run has no parallel broadcast episodes with full priors and their steps"
+    ind = failure_indicators(sel, steps[steps["episode_id"].isin(sel["episode_id"])])
+    n_wg = int((ind["n_wrong_grabs"] > 0).sum())
+    n_corr = int(((ind["n_wrong_grabs"] > 0) & ind["correction"].astype(bool)).sum())
+    return table20_cells(ind), (f"this run's {len(ind)} parallel broadcast episodes hold {n_wg} with a wrong grab "
+                                f"({n_corr} of them with a correction); the stratified analysis needs both groups")
+
+
+def table20_cells(ind: pd.DataFrame | None) -> pd.DataFrame:
+    """Table 20's cells as fractions (``structure``, ``wrong_grabs``, ``group``, metric, value, low,
+    high, n) from failure indicators (:func:`collablab.analysis.failure_indicators`: ``structure``,
+    ``success``, ``cr``, ``n_wrong_grabs``, ``correction``) through the analysis tail's
+    :func:`collablab.analysis.correction_analysis`; empty without both groups among wrong-grab
+    episodes on parallel tasks."""
+    from ...analysis import correction_analysis, stratified_effect, top_code
 
     cols = ["structure", "wrong_grabs", "group", *_RUN_COLUMNS]
-    table = published_tables()["table20"]
-    sel = _paper_episodes(episodes, "table20", table)
-    if sel.empty or steps is None or steps.empty:
+    if ind is None or ind.empty:
         return pd.DataFrame(columns=cols)
-    ind = failure_indicators(sel, steps[steps["episode_id"].isin(sel["episode_id"])])
+    ind = ind[ind["structure"] == "parallel"]
     corr = correction_analysis(ind, by="structure")
     if "parallel" not in corr.results:
         return pd.DataFrame(columns=cols)
@@ -325,6 +343,7 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
     out: list[Comparison] = []
     missing: list[str] = []
     published = published_tables()
+    seen: set[tuple[Any, ...]] = set()
     for suffix, eps, model, kind, calibrated in teams:
         for tname in ("table08", "table09", "table11", "table12", "table13"):
             table = published[tname]
@@ -333,18 +352,21 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
                 missing.append(table.table)
                 continue
             run = _run_rows(tname, table, eps, offline)
-            why = f"{kind}: {model}"
+            keys = _cell_keys(tname, table, run, model)
+            if keys <= seen:  # every cell already shown beside the same published value (Table 13's full priors)
+                continue
+            seen |= keys
             if calibrated:
                 cal = _calibrated(tname, run)
                 c = _compare(run[cal], table, spelled, "calibration", f"calibration: {model}",
                              "_".join(x for x in (suffix, "calibration") if x), figure=False)
                 out += [c] if c is not None else []
                 run = run[~cal]
-            c = _compare(run, table, spelled, kind, why, suffix)
+            c = _compare(run, table, spelled, kind, f"{kind}: {model}", suffix)
             out += [c] if c is not None else []
     if teams:
         mine = pd.concat([t[1] for t in teams], ignore_index=True) if len(teams) > 1 else teams[0][1]
-        run20 = _table20_rows(mine, steps)
+        run20, why20 = _table20_rows(mine, steps)
         t20 = published["table20"]
         for grp, suffix in ((["correction", "no_correction"], ""), (["delta"], "delta")):
             c = _compare(run20[run20["group"].isin(grp)], t20, "all", "reference",
@@ -353,6 +375,8 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
         if any(c.table.name.startswith("table20") for c in out):
             notes.append("Table 20 pools the paper's models (`all`); this run's wrong-grab episodes are pooled over "
                          "its teams and team sizes on parallel broadcast tasks: a reference, not a reproduction.")
+        elif _LEAD.get(name, ("",))[0] == "table20":
+            notes.append(f"Table 20 (correction by wrong grabs) is not compared: {why20}.")
     if paper and missing:
         notes.append(f"The paper has no rows for {paper} in {', '.join(dict.fromkeys(missing))}.")
     if paper in SPELLINGS or paper in SPELLINGS.values():
@@ -360,9 +384,17 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
     if P.get("budget") is not None:
         notes.append("This run sets `budget`; only episodes with the paper's budget (60 steps on parallel tasks with "
                      "full or no-appearance priors, 80 otherwise) are compared: set `budget = None` to compare all.")
-    lead = _LEAD.get(name)
-    out.sort(key=lambda c: (not c.table.name.startswith(lead) if lead else False))
+    lead = _LEAD.get(name, ())
+    out.sort(key=lambda c: next((i for i, t in enumerate(lead) if c.table.name.startswith(t)), len(lead)))
     return Beside("mecobench", ",".join(labels), served, paper, out, notes, run_dir)
+
+
+def _cell_keys(name: str, table: PublishedTable, run: pd.DataFrame, model: str) -> set[tuple[Any, ...]]:
+    """Each run cell as (model, every condition incl. the table's fixed ones, metric): the same cell
+    in two tables has the same key (the paper repeats its 2-agent broadcast cells in Tables 8-13)."""
+    conds = [c for c in table.conditions if c in run.columns]
+    return {(model, tuple(sorted({**_FIXED.get(name, {}), **{c: str(r[c]) for c in conds}}.items())), r["metric"])
+            for _, r in run.iterrows()}
 
 
 def _other(name: str) -> str:
