@@ -17,7 +17,8 @@ metrics (TS, CG, GAB, AR, AL, TC, OV, FPA; §3.3 and appendix). Built so far (is
   as study ``mastracebench`` (``fn = collablab.studies.mastracebench:run_spec``), with the
   record schema and what the conformance checks need (``conformance``);
 - ``experiments``, ``report``, ``findings``, ``plots``: notebook 05's grid, its tables (Tables 2-4,
-  7, 9, 10, Figs. 4-6, 10), the sentences written from them and the analysis tail.
+  7, 9, 10, Figs. 4-6, 10), the sentences written from them and the analysis tail;
+- ``beside``: a run beside the paper's Tables 2, 3, 4, 9 and 10 (:func:`beside_paper`, :data:`PAPER_MODELS`).
 """
 
 from ...runs import notebook_parameters as parameters
@@ -29,7 +30,8 @@ from .offline import HeuristicBackend
 from .conformance import conformance_cases, is_truncated, usable_reply
 from .spec import DEFAULTS, RECORD_SCHEMA, endpoints, TASK_ORDER, is_invalid, resolve, run_spec, sabotage, trajectories_of, validate
 from .tasks import TASKS
+from .beside import PAPER_MODELS, beside_paper
 
-__all__ = ["DEFAULTS", "RECORD_SCHEMA", "TASK_ORDER", "conformance_cases", "is_invalid", "is_truncated", "usable_reply", "resolve", "run_spec",
+__all__ = ["PAPER_MODELS", "beside_paper", "DEFAULTS", "RECORD_SCHEMA", "TASK_ORDER", "conformance_cases", "is_invalid", "is_truncated", "usable_reply", "resolve", "run_spec",
            "sabotage", "trajectories_of", "validate", "endpoints", "parameters", "METHODS", "TASKS", "BackendError", "HeuristicBackend", "LLMBackend", "MethodConfig", "episodes", "llm_backend",
            "methods", "play_episode", "metrics", "offline", "roles", "tasks", "trajectory"]
