@@ -3,15 +3,19 @@ onto the paper's four planners, an offline run is a reference (never a reproduct
 checked by hand, an LLM run of a paper model picks that model's published cells, ``paper_models``
 maps a served id the defaults do not know, and the result reads as text and HTML.
 
-One tiny offline run (4 generated tasks x 8 conditions, in this process) serves every test; the
-"LLM run" is that run's episodes relabelled with an LLM backend (the ``backend`` column and
-``P["model"]``): ``beside_paper`` reads only the records and the parameters, so the relabelled
-frame is what a replayed run of that model would hand it.
+One tiny offline run (4 generated tasks x 8 conditions, in this process) serves most tests; their
+"LLM runs" are that run's episodes relabelled with an LLM backend (the ``backend`` column and
+``P["model"]``): ``beside_paper`` reads only the records and the parameters. One test runs the
+notebook's grid for real against the scripted fake server serving the paper's Llama 8B id, then
+replays it from the response cache with the server gone, and reads it as ``collablab compare``
+does (the run folder's manifest params).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import json
 
 import pandas as pd
 import pytest
@@ -20,6 +24,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from collablab.analysis.beside import paper_model
 from collablab.analysis.published import load_published
+from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
 from collablab.runs import load_run, run_grid
 from collablab.studies import partnr as S
 from collablab.studies.partnr import experiments as E
@@ -136,3 +141,29 @@ def test_text_and_html_name_the_tables_and_the_verdicts(run):
 def test_a_run_without_episodes_shows_no_table_and_does_not_raise():
     B = S.beside_paper("07_partner_information", pd.DataFrame(), pd.DataFrame(), {"backend": "heuristic"})
     assert not B.comparisons and "No published table" in B.text()
+
+
+def test_a_replayed_llm_run_of_the_papers_llama_8b_is_its_reproduction(tmp_path, monkeypatch):
+    monkeypatch.setenv("COLLABLAB_OUTPUTS", str(tmp_path / "out"))
+    monkeypatch.setenv("COLLABLAB_LLM_CACHE", str(tmp_path / "cache.sqlite"))
+    served = "meta-llama/Llama-3.1-8B-Instruct"
+    P = {**notebook_defaults(NB), "n_tasks": 2, "workers": 1, "max_cycles": 3, "conditions": ["KE", "KE+OANA"],
+         "backend": "llm", "model": served, "provider": "vllm", "constrained": "none", "llm_cache_mode": "rw"}
+
+    def waiting(body: dict, server: FakeOpenAIServer) -> FakeReply:
+        return FakeReply("Thought: I look around.\nPrediction: Wait[]\nWait[]", usage={"prompt_tokens": 9,
+                         "completion_tokens": 4, "total_tokens": 13})
+    with FakeOpenAIServer(waiting, models=[served]) as srv:
+        P["base_url"] = srv.base_url
+        E.run_notebook(P)
+    *_, run_dir = E.run_notebook({**P, "llm_cache_mode": "replay"})  # the server is gone
+    manifest = json.loads((Path(run_dir) / "manifest.json").read_text())
+    episodes, steps = load_run(run_dir)
+    assert len(episodes) == 4 and set(episodes["backend"]) == {f"vllm:{served}"}
+    B = S.beside_paper(manifest["study"], episodes, steps, manifest["params"], run_dir)
+    assert B.model == "Llama 8B" and [(c.table.name, c.kind) for c in B.comparisons] == [
+        ("table03", "reproduction"), ("table02", "reproduction")]
+    t3 = B.comparisons[0].rows
+    assert dict(zip(t3["oana"] + t3["metric"], t3["published"])) == pytest.approx(
+        {"FalseSR": 0.543, "FalseEE": 0.696, "Falsesteps": 4914, "TrueSR": 0.562, "TrueEE": 0.627, "Truesteps": 4121})
+    assert "is the paper's Llama 8B" in B.text()

@@ -51,29 +51,23 @@ from .report import condition_table, prediction_frames
 __all__ = ["PAPER_MODELS", "REFERENCE_MODEL", "beside_paper", "outcome_rows", "prediction_rows"]
 
 #: Served model id → the paper's model name (§A.1): Hugging Face ids as vLLM serves them, Ollama
-#: tags and OpenRouter / Gemini API ids. Suffixes (-Instruct, -AWQ, .gguf quantizations) and
-#: organisations are read off by :func:`collablab.analysis.beside.paper_model`.
+#: tags and OpenRouter ids (the paper's route to Gemini and DeepSeek). Organisations and suffixes
+#: (-Instruct, -AWQ-INT4, -FP8, GGUF quantizations) are read off by
+#: :func:`collablab.analysis.beside.paper_model`, so ``gemini-3.1-flash-lite`` (the Gemini API),
+#: ``deepseek-ai/DeepSeek-V3.2`` and ``Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf`` need no entry.
 PAPER_MODELS: dict[str, str] = {
     "meta-llama/Llama-3.1-8B-Instruct": "Llama 8B",
     "meta-llama/Meta-Llama-3.1-8B-Instruct": "Llama 8B",
-    "meta-llama/Meta-Llama-3-8B-Instruct": "Llama 8B",
-    "meta-llama/llama-3.1-8b-instruct": "Llama 8B",
     "llama3.1:8b": "Llama 8B",
     "meta-llama/Llama-3.1-70B-Instruct": "Llama 70B",
     "meta-llama/Meta-Llama-3.1-70B-Instruct": "Llama 70B",
     "meta-llama/Llama-3.3-70B-Instruct": "Llama 70B",
-    "meta-llama/Meta-Llama-3-70B-Instruct": "Llama 70B",
-    "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4": "Llama 70B",
     "llama3.1:70b": "Llama 70B",
     "llama3.3:70b": "Llama 70B",
     "google/gemini-3.1-flash-lite": "Gemini",
     "google/gemini-3.1-flash-lite-preview": "Gemini",
-    "gemini-3.1-flash-lite": "Gemini",
-    "gemini-3.1-flash-lite-preview": "Gemini",
     "deepseek/deepseek-v3.2": "DeepSeek",
     "deepseek/deepseek-v3.2-exp": "DeepSeek",
-    "deepseek-ai/DeepSeek-V3.2": "DeepSeek",
-    "deepseek-ai/DeepSeek-V3.2-Exp": "DeepSeek",
 }
 #: The paper model an offline run, or a model the paper did not run, is shown beside.
 REFERENCE_MODEL = "Llama 8B"
