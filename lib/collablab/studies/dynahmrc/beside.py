@@ -174,10 +174,9 @@ def cells(e: pd.DataFrame, by: list[str], metrics: tuple[str, ...] = METRICS, n_
             rows.append({**dict(zip(by, key)), "metric": m, "value": float(value), "low": float(low),
                          "high": float(high), "n": n})
     out = pd.DataFrame(rows, columns=cols)
-    order = [c for c in by if c in _ORDER]
-    if order and len(out):  # the paper's order (Static before CTO, easy before hard), not the alphabet's
-        out = out.sort_values(order, key=lambda s: s.map({v: i for i, v in enumerate(_ORDER[s.name])}),
-                              kind="stable").reset_index(drop=True)
+    if len(out):  # the paper's order (Static before CTO, easy before hard), not the alphabet's
+        out = out.sort_values(by, key=lambda s: s.map({v: i for i, v in enumerate(_ORDER[s.name])})
+                              if s.name in _ORDER else s, kind="stable").reset_index(drop=True)
     return out
 
 
