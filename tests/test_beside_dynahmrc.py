@@ -4,24 +4,32 @@ The run is a tiny in-process grid of notebook 06 (:func:`experiments.specs` at s
 each unit through :func:`run_spec` on the heuristic backend: about 50 episodes in a few seconds).
 An LLM run is the same episodes relabelled: the LLM methods' ``backend`` column set to the label a
 vLLM run of the served model writes (``vllm:<model>``) and ``P["model"]`` to the served id; the
-search baselines keep ``heuristic``, as in a real LLM run (they ask no model).
+search baselines keep ``heuristic``, as in a real LLM run (they ask no model). One test runs
+notebook 06's grid for real against the scripted fake server serving the paper's Qwen3-4B id, replays
+it from the response cache with the server gone, and reads it as ``collablab compare`` does (the run
+folder's manifest params).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import notebook_defaults
 from matplotlib.figure import Figure
 from statsmodels.stats.proportion import proportion_confint
 
 from collablab.analysis.beside import paper_model
+from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
+from collablab.runs import load_run
 from collablab.studies import dynahmrc as S
 from collablab.studies.dynahmrc import experiments as E
 from collablab.studies.dynahmrc.beside import ABLATION_REFERENCE, REFERENCE_MODEL
 
 PUBLISHED = Path(S.__file__).with_name("published")
+NB = Path(__file__).resolve().parents[1] / "notebooks" / "06_heterogeneous_dynamic_teams.ipynb"
 P0 = {
     "kinds": ["pack"], "levels": ["easy", "medium"], "teams": ["Ma-MoMa", "Ma-MoMa-Mo-UAV"],
     "methods": ["dynahmrc", "coela", "coherent"], "search_methods": ["mcts"], "search_levels": ["easy"],
@@ -183,6 +191,36 @@ def test_an_unknown_model_is_a_reference_and_the_lead_says_how_to_map_it(episode
     assert {c.kind for c in B.comparisons} == {"reference"}
     assert {c.model for c in B.comparisons if c.table.name == "constant_exp"} >= {REFERENCE_MODEL}
     assert "paper_models" in B.lead() and "did not run this model" in B.notes[0]
+
+
+def test_a_replayed_llm_run_of_the_papers_qwen3_4b_picks_its_rows(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("COLLABLAB_OUTPUTS", str(tmp_path / "out"))
+    monkeypatch.setenv("COLLABLAB_LLM_CACHE", str(tmp_path / "cache.sqlite"))
+    served = "Qwen/Qwen3-4B-Instruct-2507"
+    P = {**notebook_defaults(NB), "kinds": ["pack"], "levels": ["easy"], "teams": ["Ma-MoMa"],
+         "methods": ["dynahmrc", "coela"], "search_methods": [], "search_levels": [], "variations": [],
+         "ablations": [], "n_tasks": 1, "workers": 1, "n_resamples": 200, "backend": "llm", "model": served,
+         "provider": "vllm", "llm_cache_mode": "rw"}
+
+    def waiting(body: dict, server: FakeOpenAIServer) -> FakeReply:
+        return FakeReply("Thoughts: I wait.\nContents: wait()", usage={"prompt_tokens": 9, "completion_tokens": 4,
+                                                                        "total_tokens": 13})
+    with FakeOpenAIServer(waiting, models=[served]) as srv:
+        P["base_url"] = srv.base_url
+        E.run_notebook(P)
+    *_, run_dir = E.run_notebook({**P, "llm_cache_mode": "replay"})  # the server is gone
+    manifest = json.loads((Path(run_dir) / "manifest.json").read_text())
+    episodes, steps = load_run(run_dir)
+    assert len(episodes) == 2 and set(episodes["backend"]) == {f"vllm:{served}"}
+    B = S.beside_paper(manifest["study"], episodes, steps, manifest["params"], run_dir)
+    assert B.model == "Qwen3-4B" and [(c.table.name, c.model, c.kind) for c in B.comparisons] == [
+        ("constant_exp", "Qwen3-4B", "reproduction"), ("constant_exp", "CoELA", "reference"),
+        ("central_1", "Qwen3-4B", "reproduction")]
+    cell = B.comparisons[0].rows.set_index("metric")["published"]
+    assert cell.to_dict() == pytest.approx({"success": 1.0, "ps": 1.0, "ts": 4.6667, "as_per_robot": 2.7666,
+                                            "cc": 0.2333})
+    assert "is the paper's Qwen3-4B" in B.text()
+    assert (Path(run_dir) / "tables" / "published_constant_exp.csv").exists() or B._repr_html_()
 
 
 # --------------------------------------------------------------------------- what a reader sees

@@ -10,7 +10,7 @@ partial success), ``ts`` (TS, mean temporal steps), ``as_per_robot`` (AS, mean n
 per robot: the study reads the paper's AS per robot) and ``cc`` (CC, mean ``communicate`` actions
 per robot, the paper's formula with |E| = 1), each with the percentile bootstrap interval of the
 study's figures (:func:`.stats.summary_table`, ``n_resamples`` of the run). The paper prints no
-AS or CC for MCTS and MCTS-NoINS ('-'), so those rows compare SUCC, PS and TS only.
+AS or CC for MCTS and MCTS-NoINS and no CC for COHERENT ('-'): those rows compare the rest.
 
 **Cells (the tables' condition columns).** Episodes are read through
 :func:`.experiments.episode_frame`; only the unablated framework and baselines count
@@ -30,8 +30,10 @@ AS or CC for MCTS and MCTS-NoINS ('-'), so those rows compare SUCC, PS and TS on
   the ablations ran on (``ablation_levels``), the others every variation; our appendix ablations
   (memory 15, 50% random votes) and LLM-MCTS have no transcribed row and are left out.
 
-Nothing the paper prints for these tables is left uncompared when the run has the condition; cells
-the run lacks (a method, level or team not in its grid) are skipped.
+Every metric a row label has is compared in every cell the run has; cells the run lacks (a method,
+level or team not in its grid) are skipped: notably MCTS's rows of the four dynamic tables
+(notebook 06 runs the search baselines on static tasks only) and, by default, its hard static cells
+(``search_levels``).
 
 **Which rows (the kind of each comparison).** A comparison is one table beside one of the paper's
 row labels (its ``model`` column): the DynaHMRC backbone, or a baseline by its printed name.
