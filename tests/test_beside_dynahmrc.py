@@ -184,6 +184,12 @@ def test_paper_models_maps_an_unknown_served_id(episodes: pd.DataFrame) -> None:
     assert {c.kind for c in B.comparisons if c.model == "Qwen3-4B"} == {"reproduction"}
 
 
+def test_paper_models_may_spell_the_papers_name_its_own_way(episodes: pd.DataFrame) -> None:
+    e, P = _llm(episodes, "my-org/ft", paper_models={"my-org/ft": "qwen3 4b"})
+    B = S.beside_paper("06_heterogeneous_dynamic_teams", e, pd.DataFrame(), P)
+    assert {c.kind for c in B.comparisons if c.model == "Qwen3-4B"} == {"reproduction"}
+
+
 def test_an_unknown_model_is_a_reference_and_the_lead_says_how_to_map_it(episodes: pd.DataFrame) -> None:
     e, P = _llm(episodes, "my-org/dynahmrc-ft-4b")
     B = S.beside_paper("06_heterogeneous_dynamic_teams", e, pd.DataFrame(), P)

@@ -64,7 +64,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...analysis.beside import Beside, compare, paper_model
+from ...analysis.beside import Beside, compare, paper_model, same_model
 from ...analysis.findings import OFFLINE_BACKENDS, backend_of
 from ...analysis.lift import wilson_ci
 from ...analysis.published import PublishedTable, load_published
@@ -202,8 +202,9 @@ def _who(method: str, table: PublishedTable, model: str | None, offline: bool) -
         return BASELINES[method], "reference"
     if method in BASELINES:
         return BASELINES[method], "reproduction" if not offline and model == BASELINE_BACKBONE else "reference"
-    if not offline and model is not None:
-        return (model, "reproduction") if (table.rows["model"] == model).any() else None
+    if not offline and model is not None:  # the table's own spelling of the model, if it has one
+        names = [m for m in dict.fromkeys(table.rows["model"]) if same_model(str(m), model)]
+        return (names[0], "reproduction") if names else None
     return (ABLATION_REFERENCE if table.name == "ablation" else REFERENCE_MODEL), "reference"
 
 
