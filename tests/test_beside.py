@@ -113,7 +113,7 @@ def test_the_figure_puts_the_paper_and_the_run_on_one_axis() -> None:
     c = compare(_run(), _table(), model="M", kind="reproduction", on=["n_agents"], rates=["SR"], x="n_agents")
     fig = published_plot(c, backend="compat:m")
     (ax,) = fig.axes
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert sorted(labels) == ["paper (M)", "this run"]
     paper_line = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"][0]
     assert list(paper_line.get_ydata()[:3]) == pytest.approx([50.0, 90.0, 10.0])

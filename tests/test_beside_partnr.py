@@ -83,12 +83,12 @@ def test_an_offline_run_is_a_reference_with_verdicts_checked_by_hand(run):
     lo, hi = (0.0 if k == 0 else lo), (1.0 if k == n else hi)
     want = "inside" if lo <= 0.543 <= hi else "above" if 0.543 > hi else "below"
     t3 = next(c for c in B.comparisons if c.table.name == "table03").rows  # keys as text, as compared
-    row = t3[(t3["context"] == "KE") & (t3["oana"] == "False") & (t3["metric"] == "SR")].iloc[0]
+    row = t3[(t3["context"] == "KE") & (t3["oana"].astype(str) == "False") & (t3["metric"] == "SR")].iloc[0]
     assert row["published"] == pytest.approx(0.543) and row["n"] == n
     assert (row["run"], row["run_low"], row["run_high"]) == pytest.approx((k / n, lo, hi))
     assert row["verdict"] == want
     # ... and the steps cell stays a count (the mixed table's percent metrics alone are rescaled)
-    steps_row = t3[(t3["context"] == "KE") & (t3["oana"] == "False") & (t3["metric"] == "steps")].iloc[0]
+    steps_row = t3[(t3["context"] == "KE") & (t3["oana"].astype(str) == "False") & (t3["metric"] == "steps")].iloc[0]
     assert steps_row["published"] == 4914 and steps_row["run"] == pytest.approx(ke["simulation_steps"].mean())
 
 
@@ -164,6 +164,6 @@ def test_a_replayed_llm_run_of_the_papers_llama_8b_is_its_reproduction(tmp_path,
     assert B.model == "Llama 8B" and [(c.table.name, c.kind) for c in B.comparisons] == [
         ("table03", "reproduction"), ("table02", "reproduction")]
     t3 = B.comparisons[0].rows
-    assert dict(zip(t3["oana"] + t3["metric"], t3["published"])) == pytest.approx(
+    assert dict(zip(t3["oana"].astype(str) + t3["metric"], t3["published"])) == pytest.approx(
         {"FalseSR": 0.543, "FalseEE": 0.696, "Falsesteps": 4914, "TrueSR": 0.562, "TrueEE": 0.627, "Truesteps": 4121})
     assert "is the paper's Llama 8B" in B.text()

@@ -136,8 +136,9 @@ class Comparison:
                     f"{len(self.rows)} conditions.")
         parts = [f"{c[k]} {k}" for k in ("above", "below") if c.get(k)]
         tail = f" ({', '.join(parts)} the interval)" if parts else ""
-        missing = c.get("no published row", 0) + c.get("no interval", 0)
-        more = f"; {missing} of the run's cells have no published row or no interval" if missing else ""
+        more = "".join(f"; {c[k]} of the run's cells {what}" for k, what in
+                       (("no published row", "have no published row"),
+                        ("no interval", "have too few units for an interval")) if c.get(k))
         return (f"{self.table.table}, {self.model} ({self.kind}): the published value lies inside this run's 95% "
                 f"interval in {c.get('inside', 0)} of {placed} cells{tail}{more}.")
 
@@ -171,18 +172,19 @@ class Comparison:
                            .sort_values("_o", kind="stable").drop(columns="_o"))
         t = present(self.frame(), "", style)
         where = f"{self.table.table}, {self.table.section}: {self.table.caption}"
-        t.note = " · ".join(x for x in (t.note, _KIND_TEXT[self.kind], where,
+        t.note = " · ".join(x for x in (t.note, _KIND_TEXT[self.kind], self.why, where,
                                         f"full table: {Path(run_dir).name}/tables/{self.name}.csv" if run_dir else "")
                             if x)
         return t
 
 
 def compare(run: pd.DataFrame, table: PublishedTable, *, model: str, kind: str, on: Sequence[str],
-            rates: Sequence[str] = (), scale: float = 1.0, why: str = "", x: str | None = None,
+            rates: Sequence[str] = (), scale: float | Mapping[str, float] = 1.0, why: str = "", x: str | None = None,
             hue: str | None = None, panel: str | None = "metric") -> Comparison | None:
     """A :class:`Comparison` of ``run`` (long rows: the conditions ``on``, ``metric``, ``value``,
     ``low``, ``high`` and ``n``) with ``table``'s rows for ``model`` (values divided by ``scale``:
-    100 for a percent table beside fractions; ``model`` matches the table's spelling of it by
+    100 for a percent table beside fractions, or per metric, ``{"SR": 100}``, for a table of mixed
+    scales, 1 for a metric it does not name; ``model`` matches the table's spelling of it by
     :func:`same_model`); None when the table has no row for ``model`` or the run has no row at all
     (nothing to show)."""
     names = [m for m in dict.fromkeys(table.rows["model"].astype(str)) if m == model] or \
@@ -191,6 +193,9 @@ def compare(run: pd.DataFrame, table: PublishedTable, *, model: str, kind: str, 
         return None
     model = names[0]  # the table's own spelling of the model
     pub = table.rows[table.rows["model"] == model]
+    if isinstance(scale, Mapping):
+        pub = pub.assign(value=pub["value"] / pub["metric"].map(lambda m: scale.get(m, 1.0)))
+        scale = 1.0
     keys = [*on, "metric"]
     rows = beside_published(run.rename(columns={"value": "_v"}), pub, on=keys, metric=None, value="_v",
                             low="low", high="high", scale=scale)
@@ -215,8 +220,11 @@ class Beside:
         """What the reader is looking at, in one or two sentences."""
         offline = self.backend in OFFLINE_BACKENDS or self.backend.split(":")[0] in OFFLINE_BACKENDS
         if offline:
+            kinds = {c.kind for c in self.comparisons}
+            what = ("a calibration check or a reference" if kinds == {"calibration", "reference"} else
+                    "a calibration check" if kinds == {"calibration"} else "a reference")
             who = (f"This run's backend is `{self.backend}`, a rule-based player, not a model the paper ran: "
-                   "the paper's rows below are a calibration check or a reference, never a reproduction.")
+                   f"the paper's rows below are {what}, never a reproduction.")
         elif self.model:
             who = f"This run's model `{self.served}` is the paper's **{self.model}**: its published rows are shown."
         else:
@@ -242,8 +250,8 @@ class Beside:
         """The comparison as plain text, for a terminal (``collablab compare``)."""
         out = [re.sub(r"[`*]", "", self.lead()), *(re.sub(r"[`*]", "", n) for n in self.notes), ""]
         for c in self.comparisons:
-            t = c.display(None, max_rows=10_000)
-            out += [c.title, t.frame.to_string(index=False), re.sub(r"[`*]", "", c.summary()), ""]
+            out += [c.title, c.frame().to_string(index=False), re.sub(r"[`*]", "", c.summary()),
+                    *([c.why] if c.why else []), ""]
         if not self.comparisons:
             out.append("No published table has a row for this run's conditions.")
         return "\n".join(out).rstrip() + "\n"
@@ -288,7 +296,7 @@ def published_plot(c: Comparison, *, backend: Any = None, title: str | None = No
     hues = list(dict.fromkeys(rows[c.hue])) if c.hue else [None]
     xs = list(dict.fromkeys(rows[c.x]))
     n = len(panels)
-    fig = HouseFigure(figsize=(min(11.0, 3.6 * n + 0.6), 3.4), layout="constrained")
+    fig = HouseFigure(figsize=(min(11.0, max(6.4, 3.6 * n + 0.6)), 3.4 + 0.25 * len(hues)), layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, n, squeeze=False)).ravel()
     pos = {v: i for i, v in enumerate(xs)}
     for ax, p in zip(axes, panels):
@@ -318,6 +326,7 @@ def published_plot(c: Comparison, *, backend: Any = None, title: str | None = No
             ax.set_title(str(p) + (" (%)" if rate else ""))
         if rate:
             ax.set_ylim(-2, 102)
-    axes[0].legend(fontsize=8, loc="best")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncol=2 if n < 3 else min(4, len(labels)))
     figure_title(fig, title or f"{c.table.table}: {c.model} in the paper and this run ({c.kind})", backend, None)
     return fig

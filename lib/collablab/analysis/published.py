@@ -111,7 +111,7 @@ def beside_published(run: pd.DataFrame, published: pd.DataFrame, *, on: Sequence
             verdict = "no interval"
         else:
             verdict = "inside" if lo <= p <= hi else "above" if p > hi else "below"
-        rows.append({**dict(zip(on, key)), "run": r[value], "run_low": lo, "run_high": hi, "published": p,
+        rows.append({**{c: r[c] for c in on}, "run": r[value], "run_low": lo, "run_high": hi, "published": p,
                      "verdict": verdict})
     return pd.DataFrame(rows, columns=[*on, "run", "run_low", "run_high", "published", "verdict"])
 
