@@ -11,6 +11,8 @@ episodes outside them are not used):
 - DOL, CAR, HFR, SpatialErr (Tables 11-12; eq. 3, App. B.3): the means of :mod:`.metrics` over the
   cases that define them (HFR: cases with a handover attempt), with the t interval of the per-case
   values; TokensPerStep (Table 12's "Tokens", §3.2) the same, for model runs only.
+- Table 12 is shown as two tables: effectiveness (SR, CR, AUC) and collaboration quality (DOL, Tokens,
+  CAR, Spatial Err, HFR), each with its figure.
 - Table 8's Avg. SR / CR (2 agents): the mean of the parallel and the sequential cell, with the
   MOVER interval of that mean (the two Wilson or t intervals combined, Zou & Donner 2008).
 - Table 20 (percent; ``scale=100``): the wrong-grab episodes of parallel broadcast runs pooled over the
@@ -26,7 +28,7 @@ marks NA or "–" (not transcribed).
 :data:`PAPER_MODELS` and ``P["paper_models"]`` (:func:`~collablab.analysis.beside.paper_model`): a model
 the paper ran is a *reproduction* of its rows (tables without its rows are skipped, with a note); any
 other model is a *reference* beside :data:`REFERENCE_MODEL`. The paper spells Qwen3-VL-8B/32B as
-Qwen3-8B-VL/Qwen3-32B-VL in Tables 8 and 11-13 (:data:`SPELLINGS`). The heuristic backend is never a
+Qwen3-8B-VL/Qwen3-32B-VL in Tables 8 and 11-13 (one model to :func:`~collablab.analysis.beside.same_model`). The heuristic backend is never a
 reproduction: each profile (``P["profile"]``, or each of notebook 04's ``P["profiles"]``) is shown
 beside the model its lone-agent SR was calibrated on (:data:`PROFILE_MODELS`,
 ``agents/heuristic/profiles.py``): the cell of that calibration (Table 8, 1 agent, parallel, SR; full
@@ -43,7 +45,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -51,7 +53,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...analysis.beside import Beside, Comparison, compare, paper_model
+from ...analysis.beside import Beside, Comparison, compare, paper_model, same_model
 from ...analysis.findings import OFFLINE_BACKENDS
 from ...analysis.published import PublishedTable, load_published
 from ...analysis.significance import mean_ci
@@ -59,7 +61,7 @@ from . import metrics
 from . import tables as T
 from .episode import default_budget
 
-__all__ = ["PAPER_MODELS", "PROFILE_MODELS", "REFERENCE_MODEL", "SPELLINGS", "beside_paper", "published_tables",
+__all__ = ["PAPER_MODELS", "PROFILE_MODELS", "REFERENCE_MODEL", "beside_paper", "published_tables",
            "table20_cells"]
 
 #: Served model ids (mecobench.txt Table 6, App. B.2: the OpenAI/Gemini API ids and the Hugging Face
@@ -83,9 +85,6 @@ PAPER_MODELS: dict[str, str] = {
     "zai-org/GLM-4.6V": "GLM-4.6V",
     "zai-org/GLM-4.6V-Flash": "GLM-4.6V-Flash",
 }
-#: The paper's two spellings of one model: Table 9 and the prose write Qwen3-VL-32B, Tables 8 and
-#: 11-13 Qwen3-32B-VL (both directions are looked up).
-SPELLINGS: dict[str, str] = {"Qwen3-VL-8B": "Qwen3-8B-VL", "Qwen3-VL-32B": "Qwen3-32B-VL"}
 #: The model each heuristic profile's ``drift`` was calibrated on (Table 8, 1 agent, parallel SR).
 PROFILE_MODELS: dict[str, str] = {"strong": "GPT-5.4", "medium": "Qwen3-VL-32B", "weak": "Qwen3-VL-8B"}
 #: The reference for a model the paper did not run and for the oracle: the paper's representative
@@ -107,6 +106,7 @@ _LEAD = {"01_collaboration": ("table09",), "02_modes": ("table12",), "03_priors"
 _PER_CASE = {"DOL": metrics.dol, "CAR": metrics.conflict_action_rate, "HFR": metrics.handover_failure_rate,
              "SpatialErr": metrics.spatial_error_rate, "TokensPerStep": metrics.tokens_per_step}
 _COUNTS = frozenset({"TokensPerStep"})
+_EFFECTIVENESS = ("SR", "CR", "AUC")
 _RUN_COLUMNS = ["metric", "value", "low", "high", "n"]
 
 
@@ -117,10 +117,10 @@ def published_tables() -> dict[str, PublishedTable]:
 
 
 def _spelling(table: PublishedTable, name: str) -> str | None:
-    """The spelling of ``name`` that has rows in ``table`` (:data:`SPELLINGS`), or None."""
-    models = set(table.rows["model"])
-    other = {**SPELLINGS, **{v: k for k, v in SPELLINGS.items()}}.get(name)
-    return next((m for m in (name, other) if m in models), None)
+    """The table's spelling of ``name`` (:func:`~collablab.analysis.beside.same_model`: the paper prints
+    Qwen3-VL-32B as Qwen3-32B-VL in Tables 8 and 11-13), or None when it has no rows for it."""
+    models = list(dict.fromkeys(table.rows["model"].astype(str)))
+    return name if name in models else next((m for m in models if same_model(m, name)), None)
 
 
 def _paper_episodes(episodes: pd.DataFrame, name: str, table: PublishedTable) -> pd.DataFrame:
@@ -292,24 +292,38 @@ def _single(profile: Any) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
-def _teams(episodes: pd.DataFrame, P: Mapping[str, Any], offline: bool) -> tuple[list[tuple[str, pd.DataFrame, str,
-                                                                                             str, bool]], list[str]]:
-    """``(label, episodes, paper model, kind, calibrated)`` per team of the run, and notes."""
+@dataclass(frozen=True)
+class _Team:
+    """One team of the run and the paper model it is shown beside: ``label`` names it in file names
+    when a run has several, ``why`` in every table of it."""
+
+    label: str
+    episodes: pd.DataFrame
+    model: str
+    kind: str
+    calibrated: bool
+    why: str
+
+
+def _teams(episodes: pd.DataFrame, P: Mapping[str, Any], offline: bool) -> tuple[list[_Team], list[str]]:
+    """The run's teams (module docstring: which model each is shown beside, and as what), and notes."""
     notes: list[str] = []
     if not offline:
         served = P.get("model") or None
         name = paper_model(served, PAPER_MODELS, P.get("paper_models"))
         mine = episodes[episodes["model"] == served] if "model" in episodes and served else episodes
         if name is None:
-            notes.append(f"Beside {REFERENCE_MODEL}, the paper's representative model (App. D.1; the one model "
-                         "in each of Tables 8-13), for orientation only.")
-            return [("", mine, REFERENCE_MODEL, "reference", False)], notes
-        return [("", mine, name, "reproduction", False)], notes
+            why = (f"{REFERENCE_MODEL}, the paper's representative model (App. D.1, in each of Tables 8-13), "
+                   "for orientation only")
+            notes.append(f"Beside {why}.")
+            return [_Team("", mine, REFERENCE_MODEL, "reference", False, f"beside {why}")], notes
+        return [_Team("", mine, name, "reproduction", False, "")], notes
     policy = set(episodes["policy"]) if "policy" in episodes else set(episodes["backend"])
     if "heuristic" not in policy:
         notes.append(f"The {'/'.join(sorted(policy))} team reads the true state of the world: it is shown beside "
                      f"{REFERENCE_MODEL}, the paper's representative model (App. D.1), as a reference only.")
-        return [("", episodes, REFERENCE_MODEL, "reference", False)], notes
+        return [_Team("", episodes, REFERENCE_MODEL, "reference", False,
+                      f"an oracle team beside {REFERENCE_MODEL}")], notes
     names = list(P.get("profiles") or []) or [P.get("profile", "medium")]
     teams = []
     for p in names:
@@ -317,14 +331,16 @@ def _teams(episodes: pd.DataFrame, P: Mapping[str, Any], offline: bool) -> tuple
         if single is None:
             notes.append(f"The mixed team `{p}` is left out: the paper's teams are one model each.")
             continue
+        calibrated = single in PROFILE_MODELS
         model = PROFILE_MODELS.get(single, REFERENCE_MODEL)
-        why = (f", whose single-agent parallel SR in Table 8 its `drift` was set to match: that cell is a "
-               "calibration, every other cell a reference (Table 9's 1-agent SR is the same run in the paper)"
-               if single in PROFILE_MODELS else
-               f", the paper's representative model (App. D.1), as a reference only")
-        notes.append(f"The heuristic profile `{p}` is shown beside {model}{why}.")
-        teams.append((p if len(names) > 1 else "", episodes[episodes["profile"] == p], model, "reference",
-                      single in PROFILE_MODELS))
+        notes.append(f"The heuristic profile `{p}` is shown beside {model}" + (
+            ", whose single-agent parallel SR in Table 8 its `drift` was set to match: that cell is a calibration, "
+            "every other cell a reference (Table 9's 1-agent SR is the same run in the paper)." if calibrated else
+            ", the paper's representative model (App. D.1), as a reference only."))
+        why = (f"the {p} profile beside {model}, the model its lone-agent SR was calibrated on" if calibrated
+               else f"the {p} profile beside {model}, the paper's representative model")
+        teams.append(_Team(p if len(names) > 1 else "", episodes[episodes["profile"] == p], model, "reference",
+                           calibrated, why))
     if "profile" in episodes and set(episodes["profile"]) - set(names):
         notes.append("Episodes of other teams (mixed teams) are left out.")
     return teams, notes
@@ -334,53 +350,57 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
                  run_dir: str | Path | None = None) -> Beside:
     """MECoBench notebook ``name``'s run beside the paper's Tables 8, 9, 11, 12, 13 and 20: every
     table whose conditions the episodes cover, for the run's model or profile (module docstring);
-    reads only ``P``'s keys ``model``, ``paper_models``, ``profile`` and ``profiles``."""
+    reads only ``P``'s keys ``model``, ``paper_models``, ``profile``, ``profiles`` and ``budget``."""
     labels = sorted(set(episodes["backend"].astype(str))) if "backend" in episodes and len(episodes) else ["unknown"]
     offline = all(b.split(":")[0] in OFFLINE_BACKENDS for b in labels)
     teams, notes = _teams(episodes, P, offline)
     served = None if offline else (P.get("model") or None)
     paper = None if offline else paper_model(served, PAPER_MODELS, P.get("paper_models"))
     out: list[Comparison] = []
-    missing: list[str] = []
+    missing, spellings = [], set()
     published = published_tables()
     seen: set[tuple[Any, ...]] = set()
-    for suffix, eps, model, kind, calibrated in teams:
+    for team in teams:
         for tname in ("table08", "table09", "table11", "table12", "table13"):
             table = published[tname]
-            spelled = _spelling(table, model)
+            spelled = _spelling(table, team.model)
             if spelled is None:
                 missing.append(table.table)
                 continue
-            run = _run_rows(tname, table, eps, offline)
-            keys = _cell_keys(tname, table, run, model)
+            spellings.add(spelled)
+            run = _run_rows(tname, table, team.episodes, offline)
+            keys = _cell_keys(tname, table, run, team.model)
             if keys <= seen:  # every cell already shown beside the same published value (Table 13's full priors)
                 continue
             seen |= keys
-            if calibrated:
+            if team.calibrated:
                 cal = _calibrated(tname, run)
-                c = _compare(run[cal], table, spelled, "calibration", f"calibration: {model}",
-                             "_".join(x for x in (suffix, "calibration") if x), figure=False)
+                c = _compare(run[cal], table, spelled, "calibration", team.why,
+                             "_".join(x for x in (team.label, "calibration") if x), figure=False)
                 out += [c] if c is not None else []
                 run = run[~cal]
-            c = _compare(run, table, spelled, kind, f"{kind}: {model}", suffix)
-            out += [c] if c is not None else []
+            # Table 12 in two: effectiveness (SR, CR, AUC: its figure) and collaboration quality (§3.2)
+            parts = ([(run[run["metric"].isin(_EFFECTIVENESS)], team.label),
+                      (run[~run["metric"].isin(_EFFECTIVENESS)], "_".join(x for x in (team.label, "quality") if x))]
+                     if tname == "table12" else [(run, team.label)])
+            for part, label in parts:
+                c = _compare(part, table, spelled, team.kind, team.why, label)
+                out += [c] if c is not None else []
     if teams:
-        mine = pd.concat([t[1] for t in teams], ignore_index=True) if len(teams) > 1 else teams[0][1]
+        mine = pd.concat([t.episodes for t in teams], ignore_index=True) if len(teams) > 1 else teams[0].episodes
         run20, why20 = _table20_rows(mine, steps)
         t20 = published["table20"]
-        for grp, suffix in ((["correction", "no_correction"], ""), (["delta"], "delta")):
-            c = _compare(run20[run20["group"].isin(grp)], t20, "all", "reference",
-                         "pooled over the paper's models", suffix)
+        why = ("the paper's cells pool its models (all); this run's pool its teams and team sizes "
+               "(parallel, broadcast, wrong-grab episodes)")
+        for grp, label in ((["correction", "no_correction"], ""), (["delta"], "delta")):
+            c = _compare(run20[run20["group"].isin(grp)], t20, "all", "reference", why, label)
             out += [c] if c is not None else []
-        if any(c.table.name.startswith("table20") for c in out):
-            notes.append("Table 20 pools the paper's models (`all`); this run's wrong-grab episodes are pooled over "
-                         "its teams and team sizes on parallel broadcast tasks: a reference, not a reproduction.")
-        elif _LEAD.get(name, ("",))[0] == "table20":
+        if not any(c.table.name.startswith("table20") for c in out) and _LEAD.get(name, ("",))[0] == "table20":
             notes.append(f"Table 20 (correction by wrong grabs) is not compared: {why20}.")
     if paper and missing:
         notes.append(f"The paper has no rows for {paper} in {', '.join(dict.fromkeys(missing))}.")
-    if paper in SPELLINGS or paper in SPELLINGS.values():
-        notes.append(f"The paper writes {paper} also as {_other(paper)} (Tables 8, 11-13).")
+    if paper and len(spellings) > 1:
+        notes.append(f"The paper prints {paper} as {' and as '.join(sorted(spellings))} in different tables.")
     if P.get("budget") is not None:
         notes.append("This run sets `budget`; only episodes with the paper's budget (60 steps on parallel tasks with "
                      "full or no-appearance priors, 80 otherwise) are compared: set `budget = None` to compare all.")
@@ -395,7 +415,3 @@ def _cell_keys(name: str, table: PublishedTable, run: pd.DataFrame, model: str) 
     conds = [c for c in table.conditions if c in run.columns]
     return {(model, tuple(sorted({**_FIXED.get(name, {}), **{c: str(r[c]) for c in conds}}.items())), r["metric"])
             for _, r in run.iterrows()}
-
-
-def _other(name: str) -> str:
-    return {**SPELLINGS, **{v: k for k, v in SPELLINGS.items()}}[name]
