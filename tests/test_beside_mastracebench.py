@@ -4,9 +4,11 @@ heterogeneous teams, and what a reader sees.
 
 The runs are tiny and in process: the notebook's specs (five methods, MAPF and EvidenceChain, one
 Gomoku episode, three Table 4 settings) played through ``run_spec`` on the heuristic backend, their
-records put in frames as ``load_run`` gives them. The LLM runs are those frames *relabelled*: the
+records put in frames as ``load_run`` gives them. Most LLM runs are those frames *relabelled*: the
 ``backend`` column set to a vLLM label and ``model``/``models`` to served ids (the records' numbers stay
-the heuristic's; what is tested is which of the paper's rows a run is put beside)."""
+the heuristic's; what is tested is which of the paper's rows a run is put beside). One LLM run is real:
+the notebook's specs against the scripted OpenAI-compatible server (``FakeOpenAIServer``) serving
+``Qwen/Qwen3-32B`` and a scale-heterogeneous team, through the response cache."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from conftest import notebook_defaults
 from scipy import stats
 
 from collablab.analysis.beside import paper_model
+from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
 from collablab.analysis.published import load_published
 from collablab.studies import mastracebench as S
 from collablab.studies.mastracebench import beside as BS
@@ -27,6 +30,16 @@ from collablab.studies.mastracebench import experiments as E
 NB = Path(__file__).resolve().parents[1] / "notebooks" / "05_proposal_trajectories.ipynb"
 TABLES = load_published(BS.PUBLISHED)
 NAME = "05_proposal_trajectories"
+
+
+def _frames(P: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The records of P's specs, run in process, as ``load_run`` gives them."""
+    episodes, steps = [], []
+    for i, spec in enumerate(E.specs(P)):
+        r = S.run_spec(spec)
+        episodes.append({"episode_key": f"k{i}", "grid_index": i, **r["episode"]})
+        steps += [{"episode_key": f"k{i}", "grid_index": i, **s} for s in r["steps"]]
+    return pd.DataFrame(episodes), pd.DataFrame(steps)
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +52,7 @@ def tiny() -> tuple[dict, pd.DataFrame, pd.DataFrame]:
                               {"label": "3P+2R", "proposers": 3, "rounds": 2},
                               {"label": "Scale-Het.", "proposers": 3, "rounds": 1,
                                "agent_profiles": "strong,medium,weak"}])
-    episodes, steps = [], []
-    for i, spec in enumerate(E.specs(P)):
-        r = S.run_spec(spec)
-        episodes.append({"episode_key": f"k{i}", "grid_index": i, **r["episode"]})
-        steps += [{"episode_key": f"k{i}", "grid_index": i, **s} for s in r["steps"]]
-    return P, pd.DataFrame(episodes), pd.DataFrame(steps)
+    return (P, *_frames(P))
 
 
 def _llm(P: dict, episodes: pd.DataFrame, served: str, team: str | None = None, **more) -> tuple[dict, pd.DataFrame]:
@@ -120,6 +128,28 @@ def test_an_llm_run_of_the_papers_backbone_picks_its_rows(tiny):
     assert fam.model == "Qwen3-8B + Llama-3.1-8B-Instruct + Mistral-8B-Instruct" and fam.table.name.endswith("family_het")
 
 
+def test_a_scripted_server_run_of_qwen3_32b_is_a_reproduction(tmp_path):
+    team = ["Qwen/Qwen3-32B", "Qwen/Qwen3-14B", "Qwen/Qwen3-8B"]
+    P = notebook_defaults(NB)
+    with FakeOpenAIServer(lambda body, srv: FakeReply('{"chain": ["f0", "f1"]}'), models=team) as srv:
+        P.update(methods=["Single-Agent", "Int. Debate", "MAPR"], tasks=["evidence_chain"],
+                 n_units={"evidence_chain": 2}, runs=[0], n_resamples=200, backend="llm", model=team[0],
+                 base_url=srv.base_url, provider="vllm", llm_cache_mode="rw",
+                 llm_options={"llm_cache": str(tmp_path / "cache.sqlite")},
+                 table4_settings=[{"label": "Main (3P+1R)", "proposers": 3, "rounds": 1},
+                                  {"label": "Scale-Het.", "proposers": 3, "rounds": 1, "models": ",".join(team)}])
+        E.check_parameters(P)
+        episodes, steps = _frames(P)
+        assert srv.n_requests > 0
+    assert episodes["backend"].str.startswith("vllm:Qwen/Qwen3-32B").all()
+    B = S.beside_paper(NAME, episodes, steps, P)
+    assert B.model == "Qwen3-32B" and {c.kind for c in B.comparisons} == {"reproduction"}
+    assert [c.table.name for c in B.comparisons] == ["table02", "table09", "table10", "table04", "table04_scale_het"]
+    t2 = B.comparisons[0].rows.set_index(["method", "task", "metric"])
+    assert t2.loc[("MAPR", "evidence_chain", "CG"), "published"] == pytest.approx(3.79)
+    assert B.comparisons[-1].model == "Qwen3-32B + Qwen3-14B + Qwen3-8B"
+
+
 def test_paper_models_maps_a_served_id_and_an_unknown_model_is_a_reference(tiny):
     P, episodes, steps = tiny
     P2, e = _llm(P, episodes, "my-org/house-model-awq", paper_models={"my-org/house-model-awq": "Qwen3-32B"})
@@ -137,7 +167,7 @@ def test_what_a_reader_sees(tiny, tmp_path):
     B = S.beside_paper(NAME, episodes, steps, P, tmp_path)
     text = B.text()
     for s in ("MASTraceBench Table 2 · Qwen3-32B · reference", "Table 9", "Table 3", "Table 4", "inside",
-              "no published row", "never a reproduction"):
+              "no interval", "never a reproduction"):  # one Gomoku episode: no interval
         assert s in text, s
     assert any(v in text for v in ("above", "below"))
     html = B._repr_html_()

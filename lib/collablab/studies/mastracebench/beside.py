@@ -284,20 +284,23 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
     run = run_rows(episodes, steps, P)
     comps: list[Comparison | None] = []
     comps.append(compare(run["table02"], tables["table02"], model=beside, kind=kind, on=["method", "task"],
-                         why="TS and CG (points, 0-100) per method and task", x=None))
+                         why="TS: mean final-answer score (0-100), t interval over units; CG: TS minus Single-Agent's on the same "
+                             "units, paired bootstrap interval", x=None))
     comps.append(compare(run["table09"], tables["table09"], model=beside, kind=kind, on=["method", "task"],
-                         rates=_RATES_T9, scale=100, why="OV and FPA per method and task", x=None))
+                         rates=_RATES_T9, scale=100, why="OV: valid outputs; FPA: units whose final proposals all agree (Wilson intervals)", x=None))
+    tc_why = "tokens per unit over Single-Agent's (bootstrap interval)" + ("; offline tokens are word counts" if offline else "")
     for key in _TC_TABLES:
         t = tables[key]
         rows = run["tc"][run["tc"]["task"].isin(set(t.rows["task"]))]
         comps.append(compare(rows, t, model=beside, kind=kind, on=["method", "task"],
-                             why="token cost as a multiple of Single-Agent's", x=None))
+                             why=tc_why, x=None))
     t4, s4 = tables["table04"], run["table04"]
     cols = ["method", "task", "metric", "value", "low", "high", "n"]
     homo = s4[s4["team"] == ""].assign(setting=lambda d: d["paper_setting"])
     settings = compare(homo[["setting", *cols]], _homogeneous(t4, beside), model=beside, kind=kind,
                        on=["setting", "method"], rates=_RATES_T4, scale=100,
-                       why="GI, GR, WI and SR per setting (EvidenceChain)", x=_AXIS, hue="method", panel="metric")
+                       why="EvidenceChain; GI/GR: GAB Improve/Regress of units; WI: weak agents lifted; SR: strong agents' "
+                           "Regress (Wilson intervals); the paper's Main (3P+1R) is 3P+1R", x=_AXIS, hue="method", panel="metric")
     if settings is not None:  # the figure's axis: "3×1" fits a panel where "3P+1R" does not (not a table column)
         settings.rows[_AXIS] = settings.rows["setting"].str.replace(r"^(\d+)P\+(\d+)R$", r"\1×\2", regex=True)
     comps.append(settings)
@@ -310,5 +313,6 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
         team_kind_of = "reproduction" if team_kind == "models" and not offline else "reference"
         comps.append(compare(rows.assign(setting=label)[["setting", *cols]], _setting_table(t4, label, paper_team),
                              model=paper_team, kind=team_kind_of, on=["setting", "method"], rates=_RATES_T4,
-                             scale=100, why=f"the {label} team", x=None))
+                             scale=100, why=f"the paper's {label} team" + (": the heuristic's mixed profiles stand in for it"
+                                                                    if team_kind == "profiles" else ""), x=None))
     return Beside(name, backend, served, model, [c for c in comps if c is not None], notes, run_dir)
