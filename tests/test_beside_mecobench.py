@@ -63,7 +63,7 @@ def _published(table: str, model: str) -> pd.DataFrame:
 def _by_table(B: Beside) -> dict[str, list]:
     out: dict[str, list] = {}
     for c in B.comparisons:
-        out.setdefault(c.table.table, []).append(c)
+        out.setdefault(c.table.table.split(" (")[0], []).append(c)
     return out
 
 

@@ -380,11 +380,12 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
                 out += [c] if c is not None else []
                 run = run[~cal]
             # Table 12 in two: effectiveness (SR, CR, AUC: its figure) and collaboration quality (§3.2)
-            parts = ([(run[run["metric"].isin(_EFFECTIVENESS)], team.label),
-                      (run[~run["metric"].isin(_EFFECTIVENESS)], "_".join(x for x in (team.label, "quality") if x))]
-                     if tname == "table12" else [(run, team.label)])
-            for part, label in parts:
-                c = _compare(part, table, spelled, team.kind, team.why, label)
+            parts = ([(run[run["metric"].isin(_EFFECTIVENESS)], team.label, "effectiveness"),
+                      (run[~run["metric"].isin(_EFFECTIVENESS)], "_".join(x for x in (team.label, "quality") if x),
+                       "collaboration quality")] if tname == "table12" else [(run, team.label, "")])
+            for part, label, what in parts:
+                shown = replace(table, table=f"{table.table} ({what})") if what else table
+                c = _compare(part, shown, spelled, team.kind, team.why, label)
                 out += [c] if c is not None else []
     if teams:
         mine = pd.concat([t.episodes for t in teams], ignore_index=True) if len(teams) > 1 else teams[0].episodes
