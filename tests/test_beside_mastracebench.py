@@ -125,7 +125,8 @@ def test_an_llm_run_of_the_papers_backbone_picks_its_rows(tiny):
     P3, e3 = _llm(P, episodes, "Qwen/Qwen3-32B",
                   "mistralai/Ministral-8B-Instruct-2410,Qwen/Qwen3-8B,meta-llama/Llama-3.1-8B-Instruct")
     fam = S.beside_paper(NAME, e3, steps, P3).comparisons[-1]
-    assert fam.model == "Qwen3-8B + Llama-3.1-8B-Instruct + Mistral-8B-Instruct" and fam.table.name.endswith("family_het")
+    assert fam.model == "Qwen3-8B + Llama-3.1-8B-Instruct + Mistral-8B-Instruct"
+    assert fam.table.name.endswith("family_het")
 
 
 def test_a_scripted_server_run_of_qwen3_32b_is_a_reproduction(tmp_path):

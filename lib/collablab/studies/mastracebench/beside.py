@@ -96,6 +96,15 @@ _RATES_T4 = ("GI", "GR", "WI", "SR")
 _TC_TABLES = ("table03", "table10")
 #: Table 4's figure axis: proposers × rounds.
 _AXIS = "proposers × rounds"
+#: How the run's values of each table are made (the line under its table).
+_WHY = {
+    "table02": "TS: mean final-answer score (0-100), t interval over units; CG: TS minus Single-Agent's on the "
+               "same units, paired bootstrap interval",
+    "table09": "OV: valid outputs; FPA: units whose final proposals all agree (Wilson intervals)",
+    "tc": "tokens per unit over Single-Agent's (bootstrap interval)",
+    "table04": "EvidenceChain; GI/GR: GAB Improve/Regress of units; WI: weak agents lifted; SR: strong agents' "
+               "Regress (Wilson intervals); the paper's Main (3P+1R) is 3P+1R",
+}
 
 
 # -- the run's values ---------------------------------------------------------------------------
@@ -279,28 +288,25 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
                      "heuristic's capability profiles are design choices tuned to no cell of the paper, so no row "
                      "below is a calibration; its token counts are word counts.")
     elif not model:
-        notes.append(f"Shown beside {PAPER_MODEL}, the backbone of every method in the paper (§4 Setup)."
-                     + (f" `{served}` reads as the paper's {named}, which ran only in Table 4's teams." if named else ""))
+        also = f" `{served}` reads as the paper's {named}, which ran only in Table 4's teams." if named else ""
+        notes.append(f"Shown beside {PAPER_MODEL}, the backbone of every method in the paper (§4 Setup).{also}")
     run = run_rows(episodes, steps, P)
     comps: list[Comparison | None] = []
     comps.append(compare(run["table02"], tables["table02"], model=beside, kind=kind, on=["method", "task"],
-                         why="TS: mean final-answer score (0-100), t interval over units; CG: TS minus Single-Agent's on the same "
-                             "units, paired bootstrap interval", x=None))
+                         why=_WHY["table02"], x=None))
     comps.append(compare(run["table09"], tables["table09"], model=beside, kind=kind, on=["method", "task"],
-                         rates=_RATES_T9, scale=100, why="OV: valid outputs; FPA: units whose final proposals all agree (Wilson intervals)", x=None))
-    tc_why = "tokens per unit over Single-Agent's (bootstrap interval)" + ("; offline tokens are word counts" if offline else "")
+                         rates=_RATES_T9, scale=100, why=_WHY["table09"], x=None))
+    tc_why = _WHY["tc"] + ("; offline tokens are word counts" if offline else "")
     for key in _TC_TABLES:
         t = tables[key]
         rows = run["tc"][run["tc"]["task"].isin(set(t.rows["task"]))]
-        comps.append(compare(rows, t, model=beside, kind=kind, on=["method", "task"],
-                             why=tc_why, x=None))
+        comps.append(compare(rows, t, model=beside, kind=kind, on=["method", "task"], why=tc_why, x=None))
     t4, s4 = tables["table04"], run["table04"]
     cols = ["method", "task", "metric", "value", "low", "high", "n"]
     homo = s4[s4["team"] == ""].assign(setting=lambda d: d["paper_setting"])
     settings = compare(homo[["setting", *cols]], _homogeneous(t4, beside), model=beside, kind=kind,
                        on=["setting", "method"], rates=_RATES_T4, scale=100,
-                       why="EvidenceChain; GI/GR: GAB Improve/Regress of units; WI: weak agents lifted; SR: strong agents' "
-                           "Regress (Wilson intervals); the paper's Main (3P+1R) is 3P+1R", x=_AXIS, hue="method", panel="metric")
+                       why=_WHY["table04"], x=_AXIS, hue="method", panel="metric")
     if settings is not None:  # the figure's axis: "3×1" fits a panel where "3P+1R" does not (not a table column)
         settings.rows[_AXIS] = settings.rows["setting"].str.replace(r"^(\d+)P\+(\d+)R$", r"\1×\2", regex=True)
     comps.append(settings)
@@ -311,8 +317,9 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
             continue
         label = str(t4.rows.loc[t4.rows["model"] == paper_team, "setting"].iloc[0])
         team_kind_of = "reproduction" if team_kind == "models" and not offline else "reference"
+        why = f"the paper's {label} team" + (": the heuristic's mixed profiles stand in for it"
+                                             if team_kind == "profiles" else "")
         comps.append(compare(rows.assign(setting=label)[["setting", *cols]], _setting_table(t4, label, paper_team),
                              model=paper_team, kind=team_kind_of, on=["setting", "method"], rates=_RATES_T4,
-                             scale=100, why=f"the paper's {label} team" + (": the heuristic's mixed profiles stand in for it"
-                                                                    if team_kind == "profiles" else ""), x=None))
+                             scale=100, why=why, x=None))
     return Beside(name, backend, served, model, [c for c in comps if c is not None], notes, run_dir)
