@@ -320,7 +320,8 @@ def published_plot(c: Comparison, *, backend: Any = None, title: str | None = No
             if np.isfinite(pub).any():
                 ax.plot(xv, pub, "D--", color=colour, mfc="white", ms=6, lw=1.2, label=f"{label}paper ({c.model})")
         ax.set_xticks(range(len(xs)))
-        ax.set_xticklabels([str(v) for v in xs])
+        long = len(xs) > 6 or max(len(str(v)) for v in xs) > 8  # method names: turn them to fit
+        ax.set_xticklabels([str(v) for v in xs], rotation=35 if long else 0, ha="right" if long else "center")
         ax.set_xlabel(c.x or "")
         if p is not None:
             ax.set_title(str(p) + (" (%)" if rate else ""))
