@@ -28,15 +28,16 @@ marks NA or "–" (not transcribed).
 :data:`PAPER_MODELS` and ``P["paper_models"]`` (:func:`~collablab.analysis.beside.paper_model`): a model
 the paper ran is a *reproduction* of its rows (tables without its rows are skipped, with a note); any
 other model is a *reference* beside :data:`REFERENCE_MODEL`. The paper spells Qwen3-VL-8B/32B as
-Qwen3-8B-VL/Qwen3-32B-VL in Tables 8 and 11-13 (one model to :func:`~collablab.analysis.beside.same_model`). The heuristic backend is never a
-reproduction: each profile (``P["profile"]``, or each of notebook 04's ``P["profiles"]``) is shown
-beside the model its lone-agent SR was calibrated on (:data:`PROFILE_MODELS`,
-``agents/heuristic/profiles.py``): the cell of that calibration (Table 8, 1 agent, parallel, SR; full
-priors, broadcast, 60 steps) is a *calibration*, every other cell a *reference* (Table 9's 1-agent SR
-too: the same run in the paper, but the profiles' docstring names Table 8). Mixed teams
-(``"strong,weak"``, notebook 02's ``mixed_teams``) are left out: the paper's teams are one model each
-and its mixed-leader Fig. 32 is not transcribed. The oracle (it reads the true state) is a reference
-beside :data:`REFERENCE_MODEL`. Table 20 is pooled over the paper's models (``all``): a reference for every run.
+Qwen3-8B-VL/Qwen3-32B-VL in Tables 8 and 11-13 (one model to
+:func:`~collablab.analysis.beside.same_model`). The heuristic backend is never a reproduction: each
+profile (``P["profile"]``, or each of notebook 04's ``P["profiles"]``) is shown beside the model its
+lone-agent SR was calibrated on (:data:`PROFILE_MODELS`, ``agents/heuristic/profiles.py``): the cell of
+that calibration (Table 8, 1 agent, parallel, SR; full priors, broadcast, 60 steps) is a *calibration*,
+every other cell a *reference* (Table 9's 1-agent SR too: the same run in the paper, but the profiles'
+docstring names Table 8). Mixed teams (``"strong,weak"``, notebook 02's ``mixed_teams``) are left out:
+the paper's teams are one model each and its mixed-leader Fig. 32 is not transcribed. The oracle (it
+reads the true state) is a reference beside :data:`REFERENCE_MODEL`. Table 20 is pooled over the paper's
+models (``all``): a reference for every run.
 
 This module only reads records; nothing here changes what a run does.
 """
