@@ -118,3 +118,12 @@ def test_the_figure_puts_the_paper_and_the_run_on_one_axis() -> None:
     paper_line = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"][0]
     assert list(paper_line.get_ydata()[:3]) == pytest.approx([50.0, 90.0, 10.0])
     assert "backend: compat:m" in fig.get_suptitle()
+
+
+def test_a_table_whose_rows_all_agree_keeps_its_results() -> None:
+    """Results are never moved to the caption, even when every row agrees (only constant keys are)."""
+    run = _run().iloc[:1].assign(n_agents=1)
+    c = compare(pd.concat([run, run.assign(metric="CR")]), _table(), model="M", kind="reference", on=["n_agents"])
+    t = c.display()
+    assert list(t.frame.columns) == ["metric", "run [95% CI]", "n", "paper", "verdict"] and "n_agents 1" in t.note
+    assert repr(Beside("demo", "heuristic", None, None, [c])).startswith("This run's backend is heuristic")

@@ -168,6 +168,7 @@ class Comparison:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.rows.to_csv(path, index=False)
         style = TableStyle(labels=self.on, max_rows=max_rows, caption=self.title,
+                           results=("run [95% CI]", "n", "paper", "verdict"),
                            order=lambda t: t.assign(_o=(t["verdict"] == "no published row"))
                            .sort_values("_o", kind="stable").drop(columns="_o"))
         t = present(self.frame(), "", style)
@@ -239,6 +240,9 @@ class Beside:
         if not self.comparisons:
             lines.append("- No published table has a row for this run's conditions.")
         return "\n\n".join(lines[:1 + len(self.notes)]) + "\n\n" + "\n".join(lines[1 + len(self.notes):])
+
+    def __repr__(self) -> str:
+        return self.text()
 
     def tables(self) -> list[DisplayTable]:
         return [c.display(self.run_dir) for c in self.comparisons]

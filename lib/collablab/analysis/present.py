@@ -56,7 +56,8 @@ class TableStyle:
     """How one result table is shown: which columns are rates, percentages or p-values, which
     intervals merge into their estimate, plain names for columns, the label columns (left-aligned),
     and which rows matter most when the table is long (``order``: a column to sort by, ``-col`` for
-    descending, ``|col|`` for largest magnitude first, or a function of the table)."""
+    descending, ``|col|`` for largest magnitude first, or a function of the table); ``results`` are
+    text columns that hold results (formatted already), kept even when every row agrees."""
 
     rates: Sequence[str] = ()
     percents: Sequence[str] = ()
@@ -68,6 +69,7 @@ class TableStyle:
     order: str | Callable[[pd.DataFrame], pd.DataFrame] | None = None
     max_rows: int = 15
     caption: str = ""
+    results: Sequence[str] = ()
 
 
 @dataclass
@@ -200,12 +202,13 @@ def _order(t: pd.DataFrame, order: str | Callable[[pd.DataFrame], pd.DataFrame] 
         f"{'largest' if desc else 'smallest'} {col} first"
 
 
-def _constants(t: pd.DataFrame, labels: Sequence[str]) -> list[str]:
+def _constants(t: pd.DataFrame, labels: Sequence[str], results: Sequence[str] = ()) -> list[str]:
     """Label columns (text, or named in ``labels``) holding one value, and ``backend``: they go to the
-    caption. A result column stays even when every row has the same value (that is a result)."""
+    caption. A result column (numeric, or named in ``results``) stays even when every row has the same
+    value (that is a result)."""
     if len(t) < 2:
         return ["backend"] if "backend" in t.columns else []
-    return [c for c in t.columns if t[c].astype(str).nunique(dropna=False) <= 1
+    return [c for c in t.columns if c not in results and t[c].astype(str).nunique(dropna=False) <= 1
             and (c == "backend" or c in labels or not pd.api.types.is_numeric_dtype(t[c])
                  or pd.api.types.is_bool_dtype(t[c]))]
 
@@ -225,7 +228,7 @@ def present(table: pd.DataFrame, name: str = "", style: TableStyle | None = None
         csv_path.parent.mkdir(parents=True, exist_ok=True)
         table.to_csv(csv_path, index=not isinstance(table.index, pd.RangeIndex))
     notes: list[str] = []
-    consts = _constants(t, style.labels)
+    consts = _constants(t, style.labels, style.results)
     shown_consts = [f"{style.rename.get(c, c)} {fmt_number(t[c].iloc[0])}" for c in consts if len(t) and not pd.isna(t[c].iloc[0])]
     n_rows = len(t)
     if n_rows > style.max_rows:  # ordered before the constants go: the order may name one
