@@ -1,4 +1,5 @@
-"""The executed notebooks read as documents (issue 24): a ``headline`` cell, tables that fit a
+"""The executed notebooks read as documents (issue 24): a ``headline`` cell, a ``published`` cell
+showing the paper's values beside the run's with a verdict per cell (issue 25), tables that fit a
 screen with at most three decimals, no widget and no stderr, at least one figure and none shown
 twice, figures no wider than the notebook, no generated sentence over 300 characters and no
 finding that starts with the backend label.
@@ -26,6 +27,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 MAX_COLUMNS = 12
 MAX_SENTENCE = 300
+VERDICTS = ("inside", "above", "below", "no published row", "no interval")
 MAX_FIGURE_PX = 1200  # JupyterLab's notebook column at 100 % zoom on a 1,440-px screen
 _MANY_DECIMALS = re.compile(r"\d\.\d{4,}")
 _BACKEND_LEAD = re.compile(r"^(?:[-*]|\d+\.)\s+\*\*[\w:,.\-/ ]+\*\*:")
@@ -83,7 +85,7 @@ def problems(path: Path) -> list[str]:
     nb = json.loads(path.read_text())
     found: list[str] = []
     pngs: dict[str, int] = {}
-    headline = False
+    headline = published = False
     for i, cell in enumerate(nb["cells"]):
         if cell["cell_type"] != "code":
             continue
@@ -108,6 +110,10 @@ def problems(path: Path) -> list[str]:
             if "text/html" in data:
                 parser = _Tables()
                 parser.feed(_text(data["text/html"]))
+                if "published" in tags:
+                    published = published or any(
+                        rows and "verdict" in rows[0] and any(set(r) & set(VERDICTS) for r in rows[1:])
+                        for rows in parser.tables)
                 for rows in parser.tables:
                     width = max((len(r) for r in rows), default=0)
                     if width > MAX_COLUMNS:
@@ -124,6 +130,8 @@ def problems(path: Path) -> list[str]:
                         found.append(f"{where}: finding starts with the backend label: {s[:60]!r}")
     if not headline:
         found.append(f"{path.name}: no displayed cell tagged 'headline'")
+    if not published:
+        found.append(f"{path.name}: no cell tagged 'published' shows a table of the paper's values with verdicts")
     if not pngs:
         found.append(f"{path.name}: no figure")
     return found
@@ -151,6 +159,22 @@ def test_smoke_notebooks_read_as_documents(smoke_run: Path) -> None:
     _check(smoke_run)
 
 
+@pytest.mark.slow
+def test_compare_prints_every_smoke_run_beside_its_paper(smoke_run: Path) -> None:
+    """``collablab compare RUN_DIR`` on the run folder of each smoke notebook (issue 25): exit 0, a
+    table of the paper's values with verdicts, every table a calibration or a reference (never a
+    reproduction: the smoke run is offline)."""
+    runs = sorted(p for p in smoke_run.parent.parent.glob("[0-9][0-9]_*/*") if (p / "manifest.json").exists())
+    assert len({p.parent.name for p in runs}) == len(list(smoke_run.glob("[0-9][0-9]_*.ipynb"))), runs
+    for run in runs:
+        proc = subprocess.run([sys.executable, "-m", "collablab.cli", "compare", str(run)], cwd=ROOT,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, (run, proc.stderr[-2000:])
+        assert "verdict" in proc.stdout and re.search(r"\b(inside|above|below)\b", proc.stdout), (run, proc.stdout)
+        kinds = re.findall(r" · (\w+)$", proc.stdout, flags=re.M)  # each table's title ends with its kind
+        assert kinds and set(kinds) <= {"calibration", "reference"}, (run, kinds)  # the offline backend
+
+
 def test_default_run_reads_as_document() -> None:
     folder = ROOT / "outputs" / "notebooks" / "default"
     if not any(folder.glob("[0-9][0-9]_*.ipynb")):
@@ -171,7 +195,9 @@ def test_checks_catch_what_they_name(tmp_path: Path) -> None:
         p.write_text(json.dumps({"cells": cells}))
         return p
 
-    good = nb([{"output_type": "display_data", "data": {"text/markdown": "1. Short. Fine.", "image/png": png}}])
+    beside = "<table><tr><th>n</th><th>verdict</th></tr><tr><td>1</td><td>inside</td></tr></table>"
+    good = nb([{"output_type": "display_data", "data": {"text/markdown": "1. Short. Fine.", "image/png": png}},
+               {"output_type": "display_data", "data": {"text/html": beside}}], tags=["headline", "published"])
     assert problems(good) == []
     bad = nb([{"output_type": "stream", "name": "stderr", "text": "warn"},
               {"output_type": "display_data", "data": {"application/vnd.jupyter.widget-view+json": {}}},
@@ -182,7 +208,7 @@ def test_checks_catch_what_they_name(tmp_path: Path) -> None:
               {"output_type": "display_data", "data": {"image/png": wide_png}}], tags=[])
     kinds = " | ".join(problems(bad))
     for what in ("stderr", "widget", "13 columns", "3 decimals", "backend label", "characters", "again",
-                 "1460 px", "headline"):
+                 "1460 px", "headline", "published"):
         assert what in kinds, (what, kinds)
 
 
