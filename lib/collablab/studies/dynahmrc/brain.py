@@ -10,7 +10,8 @@ discussion (each robot's reflection), ``LP`` the leader's plan update.
 
 A context carries the robot's own view only: its scene graph (places and the objects it has
 perceived), its status, the task status line, its bounded memory queues (feedback, actions,
-messages; the framework empties a queue an ablation removes) and the leader's current plan.
+messages; the framework empties a queue an ablation removes), the leader's current plan and the
+self-descriptions of robots that joined during execution (ANC, ``newcomers``).
 """
 
 from __future__ import annotations
@@ -85,6 +86,9 @@ class Context:
     leader: str | None = None
     plan: Plan | None = None
     self_descriptions: dict[str, str] = field(default_factory=dict)
+    #: ANC (§4.3 "broadcast to all existing team members"): name -> self-description of each robot
+    #: that joined during execution (not the robot itself), kept for every later call
+    newcomers: dict[str, str] = field(default_factory=dict)
     proposals: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> (plan text, speech)
     vote_history: list[dict[str, int]] = field(default_factory=list)  # LE: counts of earlier rounds
     reports: dict[str, tuple[str, str]] = field(default_factory=dict)  # LP: name -> (summary, plan)

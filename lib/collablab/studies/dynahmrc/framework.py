@@ -22,9 +22,20 @@ and each robot follows its own proposal; ``reflection`` off skips GD and LP; ``m
 
 Baselines: ``coela`` (decentralized, no self-description, allocation, election or reflection;
 robots plan and communicate on their own) and ``coherent`` (one centralized planner with the
-union of all robots' observations and one global history of ``memory`` items, choosing every
-robot's action each step: COHERENT-style). Search baselines are in :mod:`.mcts` and run through
-:func:`run_joint_episode`.
+union of all robots' observations choosing every robot's action each step: COHERENT-style). §4.2:
+"The LLM has access to global robot observations and the complete global interaction history";
+lab:diff_memory_length: "For COHERENT, M denotes the length of global interaction history retained
+in the centralized prompt". Its history is therefore the last ``memory`` (M) *team steps*, every
+robot's action and feedback of each (``(step t) <robot>: <item>`` entries), so it holds M steps
+whatever the team size, as each DynaHMRC robot holds its own last M actions. Search baselines are
+in :mod:`.mcts` and run through :func:`run_joint_episode`.
+
+New collaborators (ANC, §4.3: "The self-description of a newly joined collaborator is broadcast to
+all existing team members"): the newcomer describes itself (an ``SD`` call, in every decentralized
+method: the broadcast belongs to the variation, not to DynaHMRC's stages) and every member's
+:attr:`~.brain.Context.newcomers` carries the description from then on, so each execution,
+discussion and leader-plan prompt names it. COHERENT's robots do not describe themselves (they
+only execute); its central prompt lists the newcomer's role and skills from the step it joins.
 
 Decisions (ours): the referee is the first robot's backend asked as a neutral arbiter; if the
 leader is removed (REC) the runner-up of the last election round takes over (no new election: the
@@ -54,7 +65,11 @@ MOVE_SELECTION = re.compile(r"^\[?move\]?\s*(\(\s*\))?\.?$", re.I)
 
 @dataclass(frozen=True)
 class Config:
-    """One method's loop and its ablations (defaults: the paper's)."""
+    """One method's loop and its ablations. Defaults: ``memory`` M = 10 is the paper's (§4.2 "the
+    memory queue length is set to M_l = 10 by default"), ``k_sel`` = 3 too (lab:leader_vote: "referee
+    arbitration after three rounds"); ``reflect_every`` (Δt = 5) and ``long_memory`` (K̄ = 20) are
+    our choice: the paper names Δt (algo:collaboration, §3.5) and asks only K̄ > K (§3.4), giving
+    no value for either."""
 
     method: str = "dynahmrc"
     history: bool = True
@@ -152,8 +167,12 @@ class _Episode:
         self.rng = random.Random(f"dynahmrc-episode:{config.seed}")
         self.log = EpisodeLog(participants={n: r.type.code for n, r in world.robots.items()})
         self.mem: dict[str, _Memory] = {n: self._new_memory() for n in world.robots}
-        self.global_mem = self._new_memory()  # COHERENT: one history of every robot's feedback and actions
+        # COHERENT: the global history, the last ``memory`` team steps (each a list of every robot's
+        # (name, feedback)), and the step being played
+        self.global_steps: deque[list[tuple[int, str, Feedback]]] = deque(maxlen=config.memory)
+        self.global_now: list[tuple[int, str, Feedback]] = []
         self.descriptions: dict[str, str] = {}
+        self.newcomers: dict[str, str] = {}  # ANC: name -> self-description broadcast to the team
         self.proposals: dict[str, tuple[Plan, str]] = {}
         self.leader: str | None = None
         self.ranking: list[str] = []
@@ -200,6 +219,7 @@ class _Episode:
             objects=objects, pos=r.pos, held=r.held, at=r.at, task_status=w.task_status(),
             feedback_history=fb, action_history=acts, message_history=msgs, feedback_kinds=kinds,
             leader=self.leader, plan=m.plan, self_descriptions=dict(self.descriptions),
+            newcomers={n: d for n, d in self.newcomers.items() if n != name},
             proposals={n: (p.text, s) for n, (p, s) in self.proposals.items()}, lessons=list(m.lessons),
             extra={"episode": self.episode_id, "task_id": self.task_id})
 
@@ -367,8 +387,10 @@ class _Episode:
             self.brains[name] = self.brain_for(name, event["code"])
             self.mem[name] = self._new_memory()
             self.log.participants[name] = event["code"]
-            if self.cfg.method == "dynahmrc":
+            if self.cfg.method != "coherent":  # the newcomer's self-description, broadcast (§4.3)
                 self.describe(name)
+                self.newcomers[name] = self.descriptions[name]
+            if self.cfg.method == "dynahmrc":
                 if self.leader is not None:
                     self.mem[name].plan = self.mem[self.leader].plan
                     self.update_plan({})
@@ -428,20 +450,19 @@ class _Episode:
         w = self.w
         names = [r.name for r in w.active()]
         self.usage = (0, 0)
-        g = self.global_mem
+        self.global_now = []
 
         def central_context(name: str) -> Context:
             self._collect_messages(name)
             ctx = self.context(name, central=True)
-            ctx.feedback_history = list(g.feedback) if self.cfg.feedback else []
-            ctx.feedback_kinds = list(g.kinds) if self.cfg.feedback else []
-            ctx.action_history = list(g.actions)
+            fb, kinds, acts = self.global_history()
+            ctx.feedback_history = fb if self.cfg.feedback else []
+            ctx.feedback_kinds = kinds if self.cfg.feedback else []
+            ctx.action_history = acts
             return ctx
 
         def remember_globally(name: str, fb: Feedback) -> None:
-            g.feedback.append(f"{name}: {fb.text}")
-            g.kinds.append(fb.kind)
-            g.actions.append(f"{name}: {fb.action}")
+            self.global_now.append((w.step, name, fb))
 
         planner = getattr(self.brains[names[0]], "act_team", None) if names else None
         if planner is None:
@@ -452,6 +473,7 @@ class _Episode:
                     break
             self.log.calls.append({"stage": "HMRC", "robot": "central", "step": w.step, "tokens_in": self.usage[0],
                                    "tokens_out": self.usage[1], "invalid": None})
+            self.global_steps.append(self.global_now)
             return
         ctxs = [central_context(name) for name in names]
         reply = planner(ctxs)
@@ -476,6 +498,21 @@ class _Episode:
             remember_globally(name, fb)
             if w.success():
                 break
+        self.global_steps.append(self.global_now)
+
+    def global_history(self) -> tuple[list[str], list[str], list[str]]:
+        """COHERENT's global interaction history (feedback texts, their kinds, actions), oldest
+        first: every robot's entries of the last ``memory`` completed team steps, then those of the
+        step being played, each written ``(step t) <robot>: <item>``."""
+        fb: list[str] = []
+        kinds: list[str] = []
+        acts: list[str] = []
+        for group in [*self.global_steps, self.global_now]:
+            for t, name, f in group:
+                fb.append(f"(step {t}) {name}: {f.text}")
+                kinds.append(f.kind)
+                acts.append(f"(step {t}) {name}: {f.action}")
+        return fb, kinds, acts
 
 
 def _step_record(step: int, robot: str, code: str, fb: Feedback) -> dict[str, Any]:

@@ -41,6 +41,10 @@ Decisions the paper leaves open (ours):
   to the types that have its action.
 - **Reflection in execution.** A robot's latest reflection summary (``ctx.lessons``) is shown in its
   HMRC prompt; GD and LP prompts also show the task, team, plan and task status.
+- **New collaborators (ANC).** §4.3: "The self-description of a newly joined collaborator is
+  broadcast to all existing team members". The appendix prompts have no slot for it, so the HMRC,
+  GD and LP user prompts gain a New Collaborators section (``newcomers.txt``) with every such
+  robot's description (``ctx.newcomers``), from the step it joins to the end.
 
 Replies are read by section headers (``Thoughts:``, ``Contents:`` ...; markdown bold, numbering and a
 ``<think>`` block are tolerated). A reply that cannot be used gives ``Reply(invalid=why)``, never an
@@ -56,7 +60,8 @@ Call ids are logical: ``<namespace><episode>/<robot>/<call>/s<step>`` (``/r<roun
 (an optional extension of the :class:`~.brain.Brain` protocol; the framework's ``central_step``
 uses it when the first active robot's brain has it): ``ctxs`` are the contexts of every active robot
 in team order, built with the global view (the union of all robots' objects, one global feedback
-and action history of ``"<robot>: <item>"`` entries, the same in every context), and the reply's
+and action history of ``"(step t) <robot>: <item>"`` entries over the last M team steps, the same
+in every context), and the reply's
 ``value`` is ``{robot name: action text}`` for every robot of ``ctxs``. :meth:`LLMBrain.act_team`
 makes one call per step (stage ``HMRC``, id ``<namespace><episode>/central/HMRC/s<step>``) with
 ``central_system.txt`` (each robot's role and skills from ``role_*.txt`` / ``skills.txt``, the
@@ -225,6 +230,16 @@ def _leader(ctx: Context) -> str:
     return ctx.leader or "No one"
 
 
+def _newcomers(ctx: Context) -> str:
+    """The New Collaborators section (``newcomers.txt``, ending in a newline) of the robots that
+    joined during execution, with their broadcast self-descriptions (ANC, §4.3); "" when none."""
+    if not ctx.newcomers:
+        return ""
+    kinds = _team(ctx)
+    lines = "\n".join(f"- {n} ({kinds.get(n, 'robot')}): {' '.join(d.split())}" for n, d in ctx.newcomers.items())
+    return _fill("newcomers", newcomers=lines) + "\n"
+
+
 def _pt1(p: Sequence[float]) -> str:
     return f"[{p[0]:.1f}, {p[1]:.1f}]"
 
@@ -362,10 +377,11 @@ def build_messages(ctx: Context, stage: str, *, candidates: Sequence[str] | None
         user = _fill("hmrc_user", task_status=ctx.task_status, step=ctx.step, max_steps=ctx.max_steps,
                      scene_graph=scene_graph_text(ctx), robot_status=_robot_status(ctx),
                      feedback_history=_history(ctx.feedback_history), action_history=_history(ctx.action_history),
-                     message_history=_history(ctx.message_history), lessons=lessons)
+                     message_history=_history(ctx.message_history), newcomers=_newcomers(ctx), lessons=lessons)
     elif stage == "GD":
         system = prompt_template("gd_system")
         user = _fill("gd_user", **common, kind=ctx.type.kind, leader=_leader(ctx), plan=_plan_text(ctx),
+                     newcomers=_newcomers(ctx),
                      task_status=ctx.task_status, step=ctx.step, max_steps=ctx.max_steps,
                      scene_graph=scene_graph_text(ctx), robot_status=_robot_status(ctx),
                      feedback_history=_history(ctx.feedback_history), action_history=_history(ctx.action_history),
@@ -376,8 +392,8 @@ def build_messages(ctx: Context, stage: str, *, candidates: Sequence[str] | None
                             f"  Plans: {p.strip() or '(none)'}" for n, (s, p) in ctx.reports.items()) or "none"
         system = prompt_template("lp_system")
         user = _fill("lp_user", name=ctx.name, latest_plan=reports, target_task=common["target_task"],
-                     team=_team_text(ctx), plan=_plan_text(ctx), task_status=ctx.task_status, step=ctx.step,
-                     max_steps=ctx.max_steps)
+                     team=_team_text(ctx), plan=_plan_text(ctx), newcomers=_newcomers(ctx),
+                     task_status=ctx.task_status, step=ctx.step, max_steps=ctx.max_steps)
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 

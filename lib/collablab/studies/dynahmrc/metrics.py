@@ -13,13 +13,24 @@ Records (one dict each):
 
 Definitions (the paper's where it gives one, ours where it does not):
 
-- SUCC, PS, TS come from the episode (``success``, ``ps``, ``ts``);
+- SUCC, PS, TS come from the episode (``success``, ``ps``, ``ts``). SUCC and PS follow the paper's
+  worked failure case (appendix ``lab:coherent_fail_case``: "book_0, soap, and the non-target
+  object toothpaste_0 are in the tray, while the required object fork_0 is missing" gives
+  "PartSuccess=0.333"), not §4.4's sentences alone (SUCC: "all objects are placed in the correct
+  positions"; PS: "the average ratio of correctly placed objects to the total number of objects per
+  episode", which would give 2/3 there): a non-target in the receptacle subtracts one placed
+  target from PS (clipped at 0) and an episode with one is not a success
+  (:meth:`~.world.RobotWorld.partial_success`, :meth:`~.world.RobotWorld.success`);
 - AS: action steps, every action except ``wait`` (§4.4). An invalid reply counts as an action
   taken: the robot spent its turn on a non-wait decision the world rejected. ``as_total`` is the
   team's count; ``as_per_robot`` divides it by the robots that took part (the paper's AS is
   reported per robot here);
 - CC: ``communicate`` actions per robot, the paper's CC = 1/(n|E|) sum_e sum_t sum_i c for one
-  episode (|E| = 1); averaging episodes then gives the paper's value when n is the same;
+  episode (|E| = 1); averaging episodes then gives the paper's value when n is the same. Where the
+  paper reports none (COHERENT: '-' in every CC cell of ``tab:central_1``, ``tab:central_2``,
+  ``tab:memory_length``; its robots "solely execute the issued actions", §4.2) the episode's
+  ``cc`` is None (``report_cc`` False), so no table, mean or figure shows a CC the paper does not
+  have; ``communications`` (the team's ``communicate`` actions) is recorded for every episode;
 - redundant actions (``tab:fail_scaling``: "a robot navigates to a previously visited region"):
   a ``navigate`` (successful or not) whose place the same robot already reached by an earlier
   successful ``navigate`` in the episode; any stand pose of that place counts as the same region;
@@ -204,10 +215,11 @@ def episode_metrics(
     ps: float,
     ts: int,
     max_steps: int,
+    report_cc: bool = True,
 ) -> dict[str, Any]:
     """One episode's row: ``success``, ``ps``, ``ts``, ``n_robots``, ``as_total`` (team's non-wait
     actions), ``as_per_robot`` (= as_total / n_robots: the paper's AS is reported per robot here,
-    as_total kept), ``cc``, ``redundant``, ``conflicting``, ``invalid_actions``, ``truncated_replies``
+    as_total kept), ``cc`` (None unless ``report_cc``), ``communications``, ``redundant``, ``conflicting``, ``invalid_actions``, ``truncated_replies``
     (calls of any stage whose reply was cut at the token budget) and
     :func:`stage_usage`. ValueError for a bad field (ps outside [0, 1], ts outside
     0..max_steps, a step record beyond max_steps, ...)."""
@@ -232,7 +244,8 @@ def episode_metrics(
         "n_robots": n_robots,
         "as_total": as_total,
         "as_per_robot": as_total / n_robots,
-        "cc": communication_cost(steps_l, n_robots),
+        "cc": communication_cost(steps_l, n_robots) if report_cc else None,
+        "communications": sum(1 for s in steps_l if s["name"] == "communicate"),
         "redundant": redundant_actions(steps_l),
         "conflicting": conflicting_actions(steps_l),
         "invalid_actions": sum(1 for s in steps_l if s["name"] == "invalid"),

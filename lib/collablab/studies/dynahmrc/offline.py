@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 from .brain import Context, Plan, Reply
@@ -91,7 +91,8 @@ class OfflineBrain:
     # -- helpers ------------------------------------------------------------------------------
     def _reply(self, ctx: Context, text: str, value: object) -> Reply:
         tokens_in = 180 + 12 * len(ctx.places) + 8 * len(ctx.objects) + _words(
-            ctx.feedback_history, ctx.action_history, ctx.message_history, ctx.plan.text if ctx.plan else "")
+            ctx.feedback_history, ctx.action_history, ctx.message_history, ctx.plan.text if ctx.plan else "",
+            ctx.newcomers.values())
         return Reply(text=text, value=value, tokens_in=tokens_in, tokens_out=len(text.split()) + 20)
 
     @staticmethod
@@ -591,7 +592,10 @@ class OfflineBrain:
         Brain protocol, see :mod:`.llm_brain`): this brain decides for every robot of ``ctxs`` (the
         global-view contexts, team order) with the per-robot rules of :meth:`act`, played by one
         rule-based robot per name it keeps (same profile; their seed is drawn once from this brain's
-        generator). ``value`` is ``{robot: action text}``; a bare ``move`` of the rules is written
+        generator). Each robot's rules read the global history (the last M team steps, entries
+        ``(step t) <robot>: <item>``) with that robot's own entries as its own history (the prefix
+        dropped) and the others' kept as written, so the planner knows what each robot did over M
+        team steps. ``value`` is ``{robot: action text}``; a bare ``move`` of the rules is written
         with its offsets (``move(dx, dy)`` toward the object of the robot's latest pick; ``wait()``
         without one), as the central planner has no second call. Tokens: the robots' proxies summed."""
         team: dict[str, OfflineBrain] = self.__dict__.setdefault("_team_brains", {})
@@ -603,7 +607,8 @@ class OfflineBrain:
             sub = team.get(ctx.name)
             if sub is None or sub.code != ctx.type.code:
                 sub = team[ctx.name] = OfflineBrain(ctx.name, ctx.type.code, self.profile, seed=self._team_seed)
-            r = sub.act(ctx)
+            r = sub.act(_own_view(ctx))
+            r.tokens_in = self._reply(ctx, "", None).tokens_in  # the proxy of the global view as written
             action = str(r.value)
             if re.fullmatch(r"\[?move\]?\s*(?:\(\s*\))?\.?", action.strip(), re.IGNORECASE):
                 action = self._team_move(ctx)
@@ -616,10 +621,10 @@ class OfflineBrain:
     @staticmethod
     def _team_move(ctx: Context) -> str:
         """A move written with its offsets: toward the object of the robot's latest pick (its own
-        ``pick(x)`` or a global ``<robot>: pick(x)`` entry), at most 0.8 m, to 0.1 m."""
+        ``pick(x)`` or a global ``(step t) <robot>: pick(x)`` entry), at most 0.8 m, to 0.1 m."""
         goal = None
         for a in reversed(ctx.action_history):
-            m = re.match(rf"(?:{re.escape(ctx.name)}:\s*)?pick\((\w+)\)$", a.strip())
+            m = re.match(rf"(?:\(step \d+\)\s*)?(?:{re.escape(ctx.name)}:\s*)?pick\((\w+)\)$", a.strip())
             if m:
                 goal = m.group(1)
                 break
@@ -632,3 +637,11 @@ class OfflineBrain:
             return "wait()"
         dx, dy = round((pos[0] - ctx.pos[0]) / d * step, 1) + 0.0, round((pos[1] - ctx.pos[1]) / d * step, 1) + 0.0
         return f"move({dx:g}, {dy:g})" if (dx or dy) else "wait()"
+
+
+def _own_view(ctx: Context) -> Context:
+    """``ctx`` with the robot's own entries of a global history (``(step t) <name>: <item>``) written
+    as its own (the prefix dropped); the other robots' entries stay as they are."""
+    own = re.compile(rf"^(?:\(step \d+\)\s*)?{re.escape(ctx.name)}:\s*")
+    return replace(ctx, action_history=[own.sub("", a) for a in ctx.action_history],
+                   feedback_history=[own.sub("", f) for f in ctx.feedback_history])

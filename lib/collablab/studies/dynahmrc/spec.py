@@ -16,6 +16,10 @@ A unit is one task, one team composition, one method and one variation. Its reco
   the PUCT prior on the ``llm`` backend and the heuristic prior offline).
 - **Backends.** ``heuristic`` is :class:`.offline.OfflineBrain` with ``profile`` in every role;
   ``llm`` is :class:`.llm_brain.LLMBrain` on ``model`` at ``base_url`` (temperature 0.5 as in §4.2).
+- **Variations.** ``variation`` (CTO, IRZ, ANC, REC, §4.3) at step ``T``; IRZ with ``zones``; REC
+  removes the robot of type ``remove`` (``tab:removal_exp``'s transitions: MoMa or UAV from
+  Ma-MoMa-UAV and from Ma-MoMa-Mo-UAV; None: :data:`.robots.REC_TRANSITIONS`, the drone). The
+  episode record names ``remove`` (the type removed) and ``team_after``.
 - **Limits.** ``max_steps`` None uses the task's cap (20 / 30 / 50, 30 with a variation).
 - **Backend label.** A search baseline has no model: its episodes say ``heuristic`` unless LLM-MCTS
   asks a model for its prior.
@@ -38,26 +42,31 @@ from .framework import Config, EpisodeLog, run_episode, run_joint_episode
 from .layout import layout_of
 from .metrics import episode_metrics
 from .offline import PROFILES, OfflineBrain
-from .robots import COMPOSITIONS, composition_types
+from .robots import COMPOSITIONS, REC_TRANSITIONS, composition_types
 from .tasks import Task, generate_task, load_tasks
-from .variations import Variation, plan_variation, update
+from .variations import Variation, VariationPlan, plan_variation, removable, update
 from .world import TASK_KINDS, RobotWorld
 
-__all__ = ["BACKENDS", "DEFAULTS", "METHOD_NAMES", "RECORD_SCHEMA", "is_invalid", "make_world", "resolve", "run_spec",
-           "run_unit", "sabotage", "task_of", "validate"]
+__all__ = ["BACKENDS", "DEFAULTS", "METHOD_NAMES", "NO_CC_METHODS", "RECORD_SCHEMA", "check_remove", "is_invalid",
+           "make_world", "resolve", "run_spec", "run_unit", "sabotage", "task_of", "validate", "variation_of"]
 
 SOURCES = ("generated", "file")
 BACKENDS = ("heuristic", "llm")
 METHOD_NAMES = ("dynahmrc", "coela", "coherent", "mcts", "mcts_noins", "llm_mcts")
 VARIATIONS = ("none", "CTO", "IRZ", "ANC", "REC")
 VERSION = 1
+#: Methods whose CC the paper does not report ('-' in tab:central_1 / tab:central_2): their ``cc``
+#: is None (see :mod:`.metrics`).
+NO_CC_METHODS = ("coherent",)
 
 DEFAULTS: dict[str, Any] = {
     "task_source": "generated", "kind": "pack", "level": "easy", "team": "Ma-MoMa", "instance": 0, "task_seed": 0,
     "task_file": None,
-    "variation": "none", "T": 5, "zones": 1,
+    "variation": "none", "T": 5, "zones": 1, "remove": None,
     "method": "dynahmrc",
     "history": True, "feedback": True, "leader": True, "reflection": True,
+    # memory M = 10 and k_sel = 3 are the paper's (§4.2, lab:leader_vote); reflect_every (Δt) = 5 and
+    # long_memory (K̄) = 20 are our choice: the paper gives no value (see framework.Config)
     "memory": 10, "long_memory": 20, "reflect_every": 5, "k_sel": 3, "random_votes": 0.0,
     "mcts_iterations": 200, "mcts_depth": 8, "mcts_c": 1.4, "mcts_max_sim_actions": 3200,
     "backend": "heuristic", "profile": "default",
@@ -98,6 +107,11 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("task_file: task_source 'file' needs a path to a JSON list of tasks")
     if s["variation"] != "none":
         Variation(s["variation"], s["T"], s["zones"])
+    if s["remove"] is not None and s["variation"] != "REC":
+        raise ValueError(f"remove: {s['remove']!r} not allowed with variation {s['variation']!r}; allowed: None "
+                         f"(only REC removes a robot)")
+    if s["variation"] == "REC" and s["task_source"] == "generated":
+        check_remove(s, s["team"])
     if s["backend"] == "heuristic":
         check_choice(s, "profile", PROFILES)
     else:
@@ -128,12 +142,32 @@ def task_of(s: dict[str, Any]) -> Task:
     return _generated(s["kind"], level, s["team"], s["task_seed"] * 10_007 + s["instance"], s["variation"])
 
 
+def check_remove(s: dict[str, Any], team: str) -> None:
+    """ValueError naming ``remove`` and the types a REC may remove from ``team`` when ``s["remove"]``
+    is not one of them (None is always allowed: the default removal)."""
+    if s["remove"] is None:
+        return
+    if team not in REC_TRANSITIONS:
+        raise ValueError(f"team: REC needs one of {', '.join(REC_TRANSITIONS)}; got {team!r}")
+    allowed = removable(team)
+    if s["remove"] not in allowed:
+        raise ValueError(f"remove: {s['remove']!r} not allowed for team {team}; allowed: {', '.join(allowed)}")
+
+
+def variation_of(s: dict[str, Any], task: Task) -> Variation:
+    """The resolved spec's :class:`~.variations.Variation` for ``task`` (``remove`` checked against
+    the task's team)."""
+    if s["variation"] == "REC":
+        check_remove(s, task.team)
+    return Variation(s["variation"], s["T"], s["zones"], remove=s["remove"] if s["variation"] == "REC" else None)
+
+
 def validate(spec: dict[str, Any]) -> None:
     """Check a spec fully without running it (the run grid calls this before any unit starts)."""
     s = resolve(spec)
     task = task_of(s)
     if s["variation"] != "none":
-        plan_variation(task, Variation(s["variation"], s["T"], s["zones"]), seed=s["seed"])
+        plan_variation(task, variation_of(s, task), seed=s["seed"])
 
 
 def make_world(task: Task) -> RobotWorld:
@@ -200,8 +234,7 @@ def run_unit(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[
     s = resolve(spec)
     task = task_of(s)
     world = make_world(task)
-    plan = plan_variation(task, Variation(s["variation"], s["T"], s["zones"]), seed=s["seed"]) \
-        if s["variation"] != "none" else None
+    plan = plan_variation(task, variation_of(s, task), seed=s["seed"]) if s["variation"] != "none" else None
     applied: list[Any] = []
 
     def variation(w: RobotWorld, t: int) -> dict[str, Any] | None:
@@ -220,7 +253,10 @@ def run_unit(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[
             out.update(robot=ev.removed)
         return out
 
-    uid = f"{task.id}/{s['method']}/{s['variation']}/r{s['run']}"
+    # a removal other than the default is part of the unit's id (and of its LLM call ids)
+    rec = f"-{plan.removed_code}" if plan is not None and plan.removed_code not in (None, *removable(task.team)[:1]) \
+        else ""
+    uid = f"{task.id}/{s['method']}/{s['variation']}{rec}/r{s['run']}"
     cap = s["max_steps"] or task.max_steps
     if s["method"].startswith("mcts") or s["method"] == "llm_mcts":
         planner = _search(s)
@@ -237,20 +273,22 @@ def run_unit(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[
                           variation=variation, brain_for=make, episode_id=uid, task_id=task.id,
                           record_decisions=record_decisions)
         backend = "/".join(dict.fromkeys(b.label for b in brains.values()))
-    return {"episode": _episode(s, task, world, log, backend, uid, cap), "steps": log.steps}, log
+    return {"episode": _episode(s, task, world, log, backend, uid, cap, plan), "steps": log.steps}, log
 
 
 def _episode(s: dict[str, Any], task: Task, world: RobotWorld, log: EpisodeLog, backend: str, uid: str,
-             cap: int) -> dict[str, Any]:
+             cap: int, plan: VariationPlan | None = None) -> dict[str, Any]:
     n = len(log.participants)
     m = episode_metrics(log.steps, log.calls, n_robots=n, success=world.success(), ps=world.partial_success(),
-                        ts=log.ts, max_steps=cap)
+                        ts=log.ts, max_steps=cap, report_cc=s["method"] not in NO_CC_METHODS)
     ablation = "+".join(k for k in ("history", "feedback", "leader", "reflection") if not s[k]) or "none"
     return {
         "version": VERSION, "unit": uid, "task": task.id, "kind": task.kind, "level": task.level, "team": task.team,
         "n_types": len(task.team.split("-")), "J": len(task.targets), "L": task.L, "N": task.N, "Y": task.Y,
         "D": task.D, "y": task.y, "variation": s["variation"], "T": s["T"] if s["variation"] != "none" else 0,
         "zones": s["zones"] if s["variation"] == "IRZ" else 0, "method": s["method"], "ablation": ablation,
+        "remove": plan.removed_code if plan is not None else None,
+        "team_after": plan.team_after if plan is not None else task.team,
         "memory": s["memory"], "random_votes": float(s["random_votes"]), "backend": backend,
         "profile": s["profile"] if s["backend"] == "heuristic" else None, "model": s["model"],
         "seed": s["seed"], "run": s["run"], "instance": s["instance"], "max_steps": cap,
@@ -269,7 +307,7 @@ _EPISODE = {"type": "object",
                            "ps": {"type": "number", "minimum": 0, "maximum": 1},
                            "ts": {"type": "integer", "minimum": 0},
                            "as_per_robot": {"type": "number", "minimum": 0},
-                           "cc": {"type": "number", "minimum": 0}}}
+                           "cc": {"type": ["number", "null"], "minimum": 0}}}
 _STEP = {"type": "object",
          "required": ["t", "step", "agent", "robot", "type", "action", "name", "kind", "ok"],
          "properties": {"t": {"type": "integer", "minimum": 1}, "step": {"type": "integer", "minimum": 0},
