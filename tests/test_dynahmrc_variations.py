@@ -35,14 +35,18 @@ def test_cto_changes_targets_to_fetchable_objects_elsewhere(kind):
         ev = apply(world, plan)
         assert ev.kind == "CTO" and ev.step == 5
         assert world.targets == ev.new_targets == plan.targets_after != task.targets
-        assert len(world.targets) == len(task.targets)
+        # §4.3 "number and types": in some changes one target more or one fewer, besides the replaced ones
+        assert abs(len(world.targets) - len(task.targets)) <= 1
+        assert len(ev.added_targets) + len(ev.removed_targets) <= 1
+        assert len(world.targets) == len(task.targets) + len(ev.added_targets) - len(ev.removed_targets)
+        assert not set(ev.removed_targets) & {new for _, new in ev.replaced}
         assert 1 <= len(ev.replaced) <= (2 if task.J >= 3 else 1)
         assert ev.text != task.text and all(t in ev.text for t in ev.new_targets)
         L = task.layout
-        for old, new in ev.replaced:
+        for old, new in [*ev.replaced, *(("", a) for a in ev.added_targets)]:
             o = world.objects[new]
             assert old not in world.targets and new in world.targets
-            assert location_level(L, o.place, o.pos) == 2
+            assert o.place != L.working_table and location_level(L, o.place, o.pos, o.inside) >= 1  # elsewhere
             assert any(can_fetch(L, c, o.place, o.pos, o.inside) for c in team_codes(task.team) if c != "Ma")
         if kind == "sort":
             cols = [world.objects[t].colour for t in world.targets]
@@ -71,7 +75,8 @@ def test_cto_sandwich_base_changes_for_a_two_layer_menu():
     else:
         pytest.skip("no two-layer menu in 40 seeds")
     plan = plan_variation(task, Variation("CTO", T=5), 0)
-    assert plan.replaced[0][0] == task.targets[0] and plan.targets_after[1] == task.targets[1]
+    # the base filling changes and the top slice stays on top (a new filling would go under it)
+    assert plan.replaced[0][0] == task.targets[0] and plan.targets_after[-1] == task.targets[-1]
 
 
 # -- IRZ ------------------------------------------------------------------------------------------

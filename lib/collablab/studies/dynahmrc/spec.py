@@ -247,6 +247,8 @@ def run_unit(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[
             applied.append(ev)
         out = {"kind": ev.kind, "step": t, "text": ev.text, "zones": [list(z) for z in ev.zones],
                "lifted": ev.lifted, "dropped": ev.dropped}
+        if ev.kind == "CTO":
+            out.update(added_targets=list(ev.added_targets), removed_targets=list(ev.removed_targets))
         if ev.added:
             out.update(robot=ev.added[0], code=ev.added[1])
         if ev.removed:

@@ -7,12 +7,16 @@ The framework calls :func:`apply` (or :func:`update` every step) at step ``T`` b
 in that step; the :class:`VariationPlan` is computed up front from the task by
 :func:`plan_variation` (deterministic in task, variation and seed). Decisions (ours):
 
-- **CTO** (change of the task objective): one target (up to two when J >= 3) is replaced, in
-  place in the ordered target list, by an object of the same family lying elsewhere (``l = 2``,
-  fetchable by the team): tasks generated with ``variation="CTO"`` carry these objects from the
-  start as distractors; otherwise the plan adds a new object at T. Sort keeps the targets'
-  colours distinct; sandwich replaces a filling, which for J = 2 is the base ingredient (the §4.5
-  case ``[bacon_0, bread_slice_0] -> [cucumber_0, bread_slice_0]``). ``world.targets`` changes
+- **CTO** (change of the task objective; §4.3: "Changes in the number and types of target
+  objects"): the types change: one target (up to two when J >= 3) is replaced, in place in the
+  ordered target list, by an object of the same family lying elsewhere (``l = 2``, fetchable by
+  the team); and in half of the changes (drawn) the number changes too: one more target of that
+  kind (a sandwich's under its top slice) or, drawn evenly when both are possible, one fewer (never
+  one just replaced, never a bread slice); the other half keep J, as §4.5's case does. Tasks
+  generated with ``variation="CTO"`` carry spare objects from the start as distractors; otherwise
+  the plan adds a new object at T. Sort keeps the targets' colours distinct; sandwich replaces a
+  filling, which for J = 2 is the base ingredient (the §4.5 case ``[bacon_0, bread_slice_0] ->
+  [cucumber_0, bread_slice_0]``). ``world.targets`` changes
   and the event carries the new task sentence. An object no longer wanted that already lies in the
   tray, on a panel or in the sandwich stack counts as misplaced: the team must take it out
   (SUCC requires no non-target in the receptacle; ``world.partial_success`` subtracts it), and
@@ -27,11 +31,13 @@ in that step; the :class:`VariationPlan` is computed up front from the task by
   planned room at T gets the plan's fallback zone instead (the world would trap it there).
 - **ANC**: a robot of the type the transition adds (``robots.ANC_TRANSITIONS``) joins at its start
   pose under its type's name (``_2``, ``_3``, ... when the name is taken); the framework
-  broadcasts its self-description.
-- **REC**: the robot of the type ``Variation.remove`` names (default: the one
-  ``robots.REC_TRANSITIONS`` removes; ``tab:removal_exp`` removes either the mobile manipulator or
-  the drone, and REC tasks are generated feasible for both resulting teams) is disconnected without warning (``world.remove_robot``: what it holds drops onto the place it last
-  reached). If it was the leader, the runner-up of the election takes over (the framework's job;
+  broadcasts its self-description (every member's prompts carry it from then on:
+  :attr:`~.brain.Context.newcomers`).
+- **REC**: the robot of the type ``Variation.remove`` names (the run spec's ``remove``; default: the
+  one ``robots.REC_TRANSITIONS`` removes; ``tab:removal_exp``'s four transitions remove either the
+  mobile manipulator or the drone from Ma-MoMa-UAV and Ma-MoMa-Mo-UAV, and REC tasks are generated
+  feasible for both resulting teams) is disconnected without warning (``world.remove_robot``: what
+  it holds drops onto the place it last reached). If it was the leader, the runner-up of the election takes over (the framework's job;
   the event names the removed robot).
 """
 
@@ -121,6 +127,8 @@ class VariationPlan:
     targets_before: list[str] = field(default_factory=list)
     targets_after: list[str] = field(default_factory=list)
     replaced: list[tuple[str, str]] = field(default_factory=list)  # CTO (old, new)
+    added_targets: list[str] = field(default_factory=list)  # CTO: a target more
+    removed_targets: list[str] = field(default_factory=list)  # CTO: a target fewer
     new_objects: list[dict[str, Any]] = field(default_factory=list)  # CTO objects added at T
     text_after: str = ""
     zones: list[tuple[str, str]] = field(default_factory=list)  # IRZ (robot code, room)
@@ -138,6 +146,8 @@ class VariationEvent:
     step: int
     new_targets: list[str] = field(default_factory=list)
     replaced: list[tuple[str, str]] = field(default_factory=list)
+    added_targets: list[str] = field(default_factory=list)  # CTO
+    removed_targets: list[str] = field(default_factory=list)  # CTO
     text: str = ""
     zones: list[tuple[str, str]] = field(default_factory=list)  # (robot name, room)
     lifted: bool = False
@@ -223,6 +233,28 @@ def _plan_cto(task: Task, plan: VariationPlan, rng: random.Random) -> None:
         taken_col.add(new["colour"])
         plan.replaced.append((targets[i], new["handle"]))
         targets[i] = new["handle"]
+    # the number (§4.3: "Changes in the number and types of target objects"): in half of the changes,
+    # one target more or fewer (§4.5's case keeps it: [bacon_0, bread_slice_0] -> [cucumber_0, bread_slice_0])
+    resize = rng.random() < 0.5
+    droppable = [i for i in range(len(targets)) if i not in chosen
+                 and not (task.kind == "sandwich" and by[targets[i]]["cls"] == "bread_slice")]
+    free = {"pack": True, "sort": len(taken_col & set(COLOURS)) < len(COLOURS),
+            "sandwich": any(c not in taken_cls for c in FILLINGS)}[task.kind]
+    if resize and free and (not droppable or rng.random() < 0.5):
+        template = {"cls": "", "colour": ""}  # a fresh object, solid or filling (never a bread slice)
+        cands = [o for o in task.objects if o["handle"] not in used and location_level(L, o["place"], o["pos"]) == 2
+                 and fetchable(o) and o["cls"] != "bread_slice"
+                 and _same_family(task.kind, template, o, taken_cls, taken_col)]
+        if cands:
+            new = cands[0]
+        else:
+            new = _new_object(task, template, taken_cls, taken_col, counts, codes, rng)
+            plan.new_objects.append(new)
+        # a sandwich's new filling goes under its top slice; the others join the end of the list
+        targets.insert(len(targets) - 1 if task.kind == "sandwich" else len(targets), new["handle"])
+        plan.added_targets.append(new["handle"])
+    elif resize and droppable:
+        plan.removed_targets.append(targets.pop(rng.choice(droppable)))
     plan.targets_after = targets
     plan.text_after = task_text(task.kind, targets)
 
@@ -292,6 +324,7 @@ def apply(world: RobotWorld, plan: VariationPlan) -> VariationEvent:
                 world.add_object(dict(spec, pos=tuple(spec["pos"])))
         world.targets = list(plan.targets_after)
         ev.new_targets, ev.replaced, ev.text = list(plan.targets_after), list(plan.replaced), plan.text_after
+        ev.added_targets, ev.removed_targets = list(plan.added_targets), list(plan.removed_targets)
     elif plan.kind == "IRZ":
         used: list[tuple[str, str]] = []
         for i, (code, room) in enumerate(plan.zones):
