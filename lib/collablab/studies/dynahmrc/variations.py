@@ -9,8 +9,8 @@ in that step; the :class:`VariationPlan` is computed up front from the task by
 
 - **CTO** (change of the task objective; §4.3: "Changes in the number and types of target
   objects"): the types change: one target (up to two when J >= 3) is replaced, in place in the
-  ordered target list, by an object of the same family lying elsewhere (``l = 2``, fetchable by
-  the team); and in half of the changes (drawn) the number changes too: one more target of that
+  ordered target list, by an object of the same family lying elsewhere (off the working table,
+  fetchable by the team); and in half of the changes (drawn) the number changes too: one more target of that
   kind (a sandwich's under its top slice) or, drawn evenly when both are possible, one fewer (never
   one just replaced, never a bread slice); the other half keep J, as §4.5's case does. Tasks
   generated with ``variation="CTO"`` carry spare objects from the start as distractors; otherwise
@@ -49,7 +49,7 @@ from typing import Any
 
 from .robots import ANC_TRANSITIONS, REC_TRANSITIONS, ROBOT_TYPES, check_composition
 from .tasks import FILLINGS, HOUSEHOLD_OBJECTS, IRZ_MAX_ZONES, MOVERS, SHAPES, VARIATION_KINDS, Task, can_fetch, \
-    feasible, find_zones, location_level, position_on, rec_afters, task_text, team_codes, zone_candidates, \
+    feasible, find_zones, position_on, rec_afters, task_text, team_codes, zone_candidates, \
     zones_feasible
 from .world import COLOURS, RobotWorld
 
@@ -221,7 +221,7 @@ def _plan_cto(task: Task, plan: VariationPlan, rng: random.Random) -> None:
 
     for i in chosen:
         old = by[targets[i]]
-        cands = [o for o in task.objects if o["handle"] not in used and location_level(L, o["place"], o["pos"]) == 2
+        cands = [o for o in task.objects if o["handle"] not in used and o["place"] != L.working_table
                  and fetchable(o) and _same_family(task.kind, old, o, taken_cls, taken_col)]
         if cands:
             new = cands[0]
@@ -242,7 +242,7 @@ def _plan_cto(task: Task, plan: VariationPlan, rng: random.Random) -> None:
             "sandwich": any(c not in taken_cls for c in FILLINGS)}[task.kind]
     if resize and free and (not droppable or rng.random() < 0.5):
         template = {"cls": "", "colour": ""}  # a fresh object, solid or filling (never a bread slice)
-        cands = [o for o in task.objects if o["handle"] not in used and location_level(L, o["place"], o["pos"]) == 2
+        cands = [o for o in task.objects if o["handle"] not in used and o["place"] != L.working_table
                  and fetchable(o) and o["cls"] != "bread_slice"
                  and _same_family(task.kind, template, o, taken_cls, taken_col)]
         if cands:
