@@ -1,14 +1,40 @@
 """DynaHMRC's task difficulty (dynahmrc.tex §4.1, Eq. ``equ:difficulty_metric``):
 D = alpha L + beta N + gamma Y with alpha = 0.4, beta = 0.2, gamma = 0.4.
 
-- location: each target's level ``l`` is 0 on the working table within the tabletop manipulator's
-  reach, 1 on the working table out of its reach, 2 elsewhere; L = lambda max(l)/2 +
+- location: each target's level ``l`` (0, 1, 2; read below); L = lambda max(l)/2 +
   (1 - lambda) sum(l)/(2J) with lambda = 0.8;
 - quantity: N = (J - J_min)/(J_max - J_min) with J_min = 1, J_max = 5;
 - collaboration: Y = y / Y_max with y the fewest robots beyond one manipulator the task needs and
   Y_max = 2.
 
 Levels: easy D in [0, 0.3], medium (0.3, 0.6), hard [0.6, 1]; step caps 20 / 30 / 50.
+
+**Our reading of the location levels (issue 26).** The paper: ``l = 0`` "placed on the tabletop
+where the manipulation robot's base is located and lies within its operational range"; ``l = 1``
+"also placed on the tabletop but lies outside the robot's operational range, necessitating at
+least one instance of inter-robot collaboration"; ``l = 2`` "not on the tabletop, requiring
+additional exploration steps and transportation efforts to move it onto the working surface". Read
+with "tabletop" as the working table only, any target elsewhere is ``l = 2``, L >= 0.84, and since
+only the tabletop manipulator places onto the receptacle it needs a collaborator (y >= 1): D >=
+0.6 (the least at J = 1: 0.4 * 1 + 0.2 * 0 + 0.4 * 0.5), hard. Medium tasks would then hold nothing to find, against §4.1: "The
+objects involved in the aforementioned tasks are randomly distributed within the environment. As
+a result, ... robots must also explore the unknown environment to locate target objects." (Eq. 9's
+other terms leave no room: with ``l = 2`` and J = 1, D < 0.6 needs y = 0.) We therefore read the
+levels by what a target asks of the team beyond the exploration §4.1 gives every task:
+
+- ``l = 0``: on the working table within the tabletop manipulator's reach (as the paper);
+- ``l = 1``: in the open but out of that reach: on the working table beyond it (the paper's
+  case), or on a ground surface, or in a container that is not shut, anywhere in the apartment,
+  where a mobile robot must find it and bring it over: "at least one instance of inter-robot
+  collaboration";
+- ``l = 2``: hidden: inside a closed openable container (only the mobile manipulator opens) or on
+  an elevated place (only the drone reaches): "additional exploration steps and transportation
+  efforts".
+
+The formula, its weights and the bins are the paper's. Easy keeps its meaning (every target at
+``l = 0``); medium is the farthest target in the open (``l = 1``) with one collaborator, now mostly
+away from the working table; hard is some hidden target (or J = 5 all in the open, D = 0.6).
+``tasks.tier_summary`` shows D and the targets to find per tier.
 """
 
 from __future__ import annotations
@@ -27,7 +53,7 @@ STEP_CAPS = {"easy": 20, "medium": 30, "hard": 50}
 
 
 def location_factor(levels: Sequence[int], lam: float = LAMBDA) -> float:
-    """L from the targets' location levels (each 0, 1 or 2)."""
+    """L from the targets' location levels (each 0, 1 or 2; ``tasks.location_level`` reads them)."""
     if not levels:
         raise ValueError("location levels: a task has at least one target")
     if any(v not in (0, 1, 2) for v in levels):

@@ -8,12 +8,21 @@ stacked bottom to top on ``cutting_board_0``). Menus (ours): J = 1 a single ``br
 a filling under a ``bread_slice`` (the §4.5 case ``[bacon_0, bread_slice_0]``); J >= 3 starts and
 ends with ``bread_slice`` with distinct fillings between.
 
-Location levels (§4.1): ``l = 0`` on the working table within the tabletop manipulator's reach
-(``robots.ROBOT_TYPES["Ma"].reach_m`` from ``layout.manipulator_base``), ``l = 1`` on the working
-table beyond it, ``l = 2`` anywhere else (ground furniture, inside closed openable containers,
-elevated ``<x>_top`` places). With alpha = 0.4, gamma = 0.4 the bins work out as: easy = every
-target at ``l = 0`` (then y = 0); medium = the farthest target at ``l = 1``; hard = some target at
-``l = 2`` (or J = 5 all at ``l = 1``, D = 0.6).
+Location levels (§4.1; the reading is :mod:`.difficulty`'s): ``l = 0`` on the working table
+within the tabletop manipulator's reach (``robots.ROBOT_TYPES["Ma"].reach_m`` from
+``layout.manipulator_base``); ``l = 1`` in the open out of that reach: on the working table beyond
+it, or on a ground surface (or in a container that is not shut) anywhere else in the apartment,
+where the robots must first find it; ``l = 2`` hidden: inside a closed openable container or on an
+elevated ``<x>_top`` place ("additional exploration steps": only the mobile manipulator opens, only
+the drone flies up). With alpha = 0.4, gamma = 0.4 the bins work out as: easy = every target at
+``l = 0`` (then y = 0); medium = the farthest target at ``l = 1`` with one mover type fetching them
+all (y = 1); hard = some target at ``l = 2`` (or J = 5 all at ``l = 1``, D = 0.6).
+
+Where targets lie (§4.1: "randomly distributed within the environment", robots "must also explore
+the unknown environment to locate target objects"): an ``l = 1`` target lies in an area drawn
+uniformly from the working table's far side and the apartment's rooms (then a random open slot of
+that room), so most medium tasks have a target to find (:func:`targets_to_find`,
+:func:`tier_summary`); an ``l = 2`` target lies in a random hidden slot the team can reach.
 
 Feasibility is geometric and mirrors :class:`~.world.RobotWorld`'s checks (ours): a mobile robot
 *fetches* a target when one of the target place's stand poses (for the mobile manipulator, which
@@ -39,17 +48,20 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 
-from .difficulty import LEVELS, STEP_CAPS, collaboration_factor, difficulty, level_of, location_factor, \
+from .difficulty import J_MAX, LEVELS, STEP_CAPS, collaboration_factor, difficulty, level_of, location_factor, \
     quantity_factor
 from .layout import RESOLUTION_M, Layout, Place, Point, distance, layout_of
 from .robots import ANC_TRANSITIONS, COMPOSITIONS, REC_TRANSITIONS, ROBOT_TYPES, check_composition
 from .world import COLOURS, TASK_KINDS, TaskLayout
 
-__all__ = ["FILLINGS", "HOUSEHOLD_OBJECTS", "IRZ_MAX_ZONES", "MOVERS", "N_APARTMENTS", "REACH_MARGIN_M", "SHAPES", "Task",
-           "VARIATION_KINDS", "VARIATION_STEP_CAP", "can_deliver", "can_fetch", "closed_container", "collaborators_needed", "deliver_point", "feasible", "fetch_points",
-           "fetchers", "find_zones", "generate_task", "generate_tasks", "load_tasks", "location_level", "position_on", "rec_afters",
-           "save_tasks", "task_text", "team_codes", "teams_of", "validate_task", "zone_candidates", "zones_feasible"]
+__all__ = ["FILLINGS", "GENERATOR_VERSION", "HOUSEHOLD_OBJECTS", "IRZ_MAX_ZONES", "MOVERS", "N_APARTMENTS",
+           "REACH_MARGIN_M", "SHAPES", "Task", "VARIATION_KINDS", "VARIATION_STEP_CAP", "blocking_zones", "can_deliver",
+           "can_fetch", "closed_container", "collaborators_needed", "deliver_point", "feasible", "fetch_points",
+           "fetchers", "find_zones", "generate_task", "generate_tasks", "hidden", "load_tasks", "location_level",
+           "position_on", "rec_afters", "save_tasks", "targets_to_find", "task_text", "team_codes", "teams_of",
+           "tier_summary", "validate_task", "zone_blocks", "zone_candidates", "zones_feasible"]
 
 #: Household objects of Pack Objects (§4.1, figure ``fig:task``).
 HOUSEHOLD_OBJECTS = ("book", "bowl", "apple", "phone", "fork", "toothpaste", "soap", "banana", "cup", "remote",
@@ -70,6 +82,10 @@ REACH_MARGIN_M = 0.05
 IRZ_MAX_ZONES = 3
 #: Generated apartments used by default (``apartment = seed % N_APARTMENTS``).
 N_APARTMENTS = 8
+#: The generator's version, part of every task's random stream: 2 reads ``l = 1`` as "in the open
+#: out of the manipulator's reach" and ``l = 2`` as "hidden" (:mod:`.difficulty`), so medium tasks
+#: have targets to find (issue 26). Tasks of version 1 do not validate under it.
+GENERATOR_VERSION = 2
 TRIES = 80
 
 Blocked = Mapping[str, frozenset]
@@ -196,11 +212,26 @@ def rec_afters(team: str) -> list[str]:
                   key=lambda b: b != REC_TRANSITIONS.get(team))
 
 
-def location_level(layout: Layout, place: str | None, pos: Sequence[float]) -> int:
-    """``l`` of an object at ``pos`` on ``place`` (0 / 1 on the working table, 2 elsewhere)."""
-    if place != layout.working_table:
+def hidden(place: Place, inside: bool = False) -> bool:
+    """Whether an object on/in ``place`` is hidden (``l = 2`` off the working table): inside a
+    closed openable container or on an elevated place."""
+    return bool(place.elevated or closed_container(place, inside))
+
+
+def location_level(layout: Layout, place: str | None, pos: Sequence[float], inside: bool = False) -> int:
+    """``l`` of an object at ``pos`` on (``inside``: in) ``place``: on the working table 0 within the
+    tabletop manipulator's reach, else 1; elsewhere 1 in the open, 2 hidden (:func:`hidden`)."""
+    if place == layout.working_table:
+        return 0 if distance(layout.manipulator_base, (pos[0], pos[1])) <= ROBOT_TYPES["Ma"].reach_m else 1
+    if place is None or place not in layout.places:
         return 2
-    return 0 if distance(layout.manipulator_base, (pos[0], pos[1])) <= ROBOT_TYPES["Ma"].reach_m else 1
+    return 2 if hidden(layout.place(place), inside) else 1
+
+
+def targets_to_find(task: Task) -> list[str]:
+    """The targets that lie away from the working table (the robots must find them, §4.1)."""
+    L = task.layout
+    return [t for t in task.targets if task.object(t)["place"] != L.working_table]
 
 
 @functools.lru_cache(maxsize=256)
@@ -371,6 +402,28 @@ def find_zones(task: Task, n: int, order: Sequence[tuple[str, str]] | None = Non
     return None
 
 
+def zone_blocks(task: Task, zone: tuple[str, str]) -> bool:
+    """Whether the restriction ``zone`` = (code, room) bars that robot from a target it could
+    otherwise reach (§4.3 IRZ, ``lab:sensitivity_dyna``: zones matter when they "block critical
+    paths"): a target to find lies in ``room``, or ``room`` is the robot's only way to the target's
+    place; a robot of ``code`` could stand at that place before and cannot with the zone."""
+    code, room = zone
+    L = task.layout
+    if not ROBOT_TYPES[code].mobile:
+        return False
+    for t in targets_to_find(task):
+        place = task.object(t)["place"]
+        if len(_points(L, code, place, frozenset())) and not len(_points(L, code, place, frozenset({room}))):
+            return True
+    return False
+
+
+def blocking_zones(task: Task) -> list[tuple[str, str]]:
+    """The IRZ candidates that block a needed room or route (:func:`zone_blocks`) and keep the task
+    feasible on their own (:func:`zones_feasible`)."""
+    return [z for z in zone_candidates(task) if zone_blocks(task, z) and zones_feasible(task, [z])]
+
+
 # -- generation --------------------------------------------------------------------------------
 def position_on(layout: Layout, place: str, rng: random.Random, level: int | None = None) -> Point:
     """A random point on the top of ``place`` (for the working table, on the side of ``level``;
@@ -391,7 +444,7 @@ def position_on(layout: Layout, place: str, rng: random.Random, level: int | Non
 
 
 def _slots(layout: Layout) -> dict[str, list[tuple[str, bool]]]:
-    """Level-2 slots (place, inside) by room."""
+    """Every slot (place, inside) off the working table, by room (where distractors go)."""
     out: dict[str, list[tuple[str, bool]]] = {}
     for h, p in sorted(layout.places.items()):
         if h == layout.working_table:
@@ -400,6 +453,16 @@ def _slots(layout: Layout) -> dict[str, list[tuple[str, bool]]]:
             out.setdefault(p.room, []).append((h, False))
         if p.container and not p.elevated:
             out.setdefault(p.room, []).append((h, True))
+    return out
+
+
+def _level_slots(layout: Layout, lv: int) -> dict[str, list[tuple[str, bool]]]:
+    """The slots off the working table at level ``lv`` (1 in the open, 2 hidden), by room."""
+    out: dict[str, list[tuple[str, bool]]] = {}
+    for room, slots in _slots(layout).items():
+        keep = [(h, inside) for h, inside in slots if (2 if hidden(layout.place(h), inside) else 1) == lv]
+        if keep:
+            out[room] = keep
     return out
 
 
@@ -453,13 +516,17 @@ def _families(kind: str, j: int, n_distract: int, rng: random.Random) -> tuple[l
     return targets, [(name(c), c, "") for c in extra]
 
 
-def _pattern(level: str, j: int, rng: random.Random) -> list[int]:
+def _pattern(level: str, j: int, rng: random.Random, hidden_ok: bool = True) -> list[int]:
+    """Target levels for ``level``; hard without a hidden slot every team reaches (``hidden_ok``
+    False: a REC task must survive removing the opener or the flyer) is five targets in the open."""
     if level == "easy":
         return [0] * j
     if level == "medium":
         ls = [rng.choice((0, 1)) for _ in range(j)]
         ls[rng.randrange(j)] = 1
         return ls
+    if not hidden_ok:
+        return [1] * J_MAX
     ls = [rng.choice((0, 1, 2)) for _ in range(j)]
     ls[rng.randrange(j)] = 2
     return ls
@@ -472,22 +539,26 @@ def _fits(layout: Layout, place: str, q: Point, inside: bool, needs: Sequence[fr
 
 def _place_target(layout: Layout, lv: int, needs: Sequence[frozenset[str]], rng: random.Random,
                   used_rooms: set[str], used_places: set[str]) -> tuple[str, Point, bool] | None:
-    """(place, pos, inside) for a target at level ``lv`` that every team can fetch."""
+    """(place, pos, inside) for a target at level ``lv`` that every team can fetch: ``l = 1`` in an
+    area drawn uniformly from the working table's far side and the rooms (rooms already holding a
+    target last), ``l = 2`` in a hidden slot of a random room."""
     table = layout.working_table
     if lv == 0:
         return table, position_on(layout, table, rng, 0), False
+    slots = _level_slots(layout, lv)
+    areas: list[str | None] = sorted(slots)
     if lv == 1:
-        for _ in range(12):
-            q = position_on(layout, table, rng, 1)
-            if _fits(layout, table, q, False, needs):
-                return table, q, False
-        return None
-    slots = _slots(layout)
-    rooms = sorted(slots)
-    rng.shuffle(rooms)
-    rooms.sort(key=lambda r: r in used_rooms)
-    for room in rooms:
-        cands = list(slots[room])
+        areas.append(None)  # the working table beyond the manipulator's reach
+    rng.shuffle(areas)
+    areas.sort(key=lambda r: r in used_rooms or (r is None and table in used_places))
+    for area in areas:
+        if area is None:
+            for _ in range(12):
+                q = position_on(layout, table, rng, 1)
+                if _fits(layout, table, q, False, needs):
+                    return table, q, False
+            continue
+        cands = list(slots[area])
         rng.shuffle(cands)
         cands.sort(key=lambda s: s[0] in used_places)
         for place, inside in cands[:6]:
@@ -500,7 +571,7 @@ def _place_target(layout: Layout, lv: int, needs: Sequence[frozenset[str]], rng:
 
 def _summary(layout: Layout, objects: list[dict[str, Any]], targets: list[str]) -> tuple[list[int], int | None]:
     by = {o["handle"]: o for o in objects}
-    levels = [location_level(layout, by[t]["place"], by[t]["pos"]) for t in targets]
+    levels = [location_level(layout, by[t]["place"], by[t]["pos"], bool(by[t]["inside"])) for t in targets]
     capable = [fetchers(layout, by[t]) for t, lv in zip(targets, levels) if lv >= 1]
     return levels, collaborators_needed(capable)
 
@@ -518,10 +589,13 @@ def generate_task(kind: str, level: str, team: str, seed: int, apartment: int | 
     apartment = seed % N_APARTMENTS if apartment is None else int(apartment)
     L = layout_of(apartment)
     needs = [team_codes(t) & frozenset(MOVERS) for t in teams]
-    rng = random.Random(f"dynahmrc-task|{kind}|{level}|{team}|{seed}|{apartment}|{v}")
+    rng = random.Random(f"dynahmrc-task-v{GENERATOR_VERSION}|{kind}|{level}|{team}|{seed}|{apartment}|{v}")
+    # a hidden target needs the opener (closed container) or the flyer (elevated place) in every team
+    hidden_ok = any(all(c in n for n in needs) for c in MOVERS)
     for _ in range(TRIES):
         j = rng.randint(1, 5)
-        pattern = _pattern(level, j, rng)
+        pattern = _pattern(level, j, rng, hidden_ok)
+        j = len(pattern)
         if level_of(difficulty(pattern, 0 if max(pattern) == 0 else 1)) != level and \
                 level_of(difficulty(pattern, 2)) != level:
             continue
@@ -583,6 +657,34 @@ def generate_tasks(kinds: Iterable[str], levels: Iterable[str], teams: Iterable[
             for team in teams:
                 out += [generate_task(kind, level, team, seed + k, variation=variation) for k in range(n_per_cell)]
     return out
+
+
+def tier_summary(tasks: Iterable[Task]) -> pd.DataFrame:
+    """Per difficulty tier (rows in :data:`~.difficulty.LEVELS` order, tiers without tasks left out):
+    ``tasks``; D's ``D_min``, ``D_median``, ``D_max``; ``J_mean``; ``find_mean``, the mean number of
+    targets to find (:func:`targets_to_find`) and ``find_0`` ... ``find_5``, how many tasks have that
+    many; ``share_to_find``, the share with at least one; ``share_hidden``, the share with a target at
+    ``l = 2``; ``share_other_room``, the share with a target outside the working table's room."""
+    rows: dict[str, list[tuple[float, int, int, bool, bool]]] = {}
+    for t in tasks:
+        L = t.layout
+        table_room = L.place(L.working_table).room
+        find = targets_to_find(t)
+        other = any(L.place(t.object(h)["place"]).room != table_room for h in find)
+        rows.setdefault(t.level, []).append((t.D, t.J, len(find), max(t.levels) == 2, other))
+    out = []
+    for level in [lv for lv in LEVELS if lv in rows]:
+        r = rows[level]
+        d = np.array([x[0] for x in r])
+        n_find = [x[2] for x in r]
+        out.append({"level": level, "tasks": len(r), "D_min": float(d.min()), "D_median": float(np.median(d)),
+                    "D_max": float(d.max()), "J_mean": float(np.mean([x[1] for x in r])),
+                    "find_mean": float(np.mean(n_find)),
+                    **{f"find_{k}": sum(n == k for n in n_find) for k in range(6)},
+                    "share_to_find": float(np.mean([n > 0 for n in n_find])),
+                    "share_hidden": float(np.mean([x[3] for x in r])),
+                    "share_other_room": float(np.mean([x[4] for x in r]))})
+    return pd.DataFrame(out)
 
 
 # -- files -------------------------------------------------------------------------------------
