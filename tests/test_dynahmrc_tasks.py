@@ -166,9 +166,9 @@ def test_variation_tasks_cap_30_and_feasible_before_and_after():
     for team in ("Ma-MoMa", "Ma-UAV", "Ma-MoMa-Mo", "Ma-Mo-UAV"):
         t = generate_task("pack", "medium", team, 2, variation="ANC")
         assert t.max_steps == VARIATION_STEP_CAP and t.variation == "ANC" and t.team == team
-    for team in ("Ma-MoMa-UAV", "Ma-MoMa-Mo-UAV"):  # medium, as the paper runs REC (a hidden, l = 2, target
-        for seed in range(4):  # needs the one type that opens or flies, so no hard task survives either removal)
-            t = generate_task("sandwich", "medium", team, seed, variation="REC")
+    for team in ("Ma-MoMa-UAV", "Ma-MoMa-Mo-UAV"):
+        for seed in range(4):
+            t = generate_task("sandwich", "hard", team, seed, variation="REC")
             assert t.team == team and feasible(t, team)
             after = {"Ma-MoMa-UAV": ("Ma-MoMa", "Ma-UAV"), "Ma-MoMa-Mo-UAV": ("Ma-MoMa-Mo", "Ma-Mo-UAV")}[team]
             assert all(feasible(t, a) for a in after)
