@@ -291,12 +291,21 @@ def _new_object(task: Task, old: dict[str, Any], taken_cls: set[str], taken_col:
 
 
 def _plan_irz(task: Task, plan: VariationPlan, n: int, rng: random.Random) -> None:
+    """``n`` zones that keep the task feasible, those that block a room or route the team needs first
+    (§4.3: the framework "must reassign the corresponding exploration responsibilities to other
+    collaborators"; ``lab:sensitivity_dyna``: the difficulty "depends on whether restricted zones
+    block critical paths"): :func:`.tasks.zone_blocks`, a room holding a target to find or a robot's
+    only way to it; then rooms holding targets, then other objects; ties in a seeded random order.
+    Every medium IRZ task with a target to find outside the working table's room that a second robot
+    could reach gets a blocking zone (``tests/test_dynahmrc_tiers.py`` states the share)."""
+    from .tasks import zone_blocks
+
     L = task.layout
     tgt_rooms = {L.place(task.object(t)["place"]).room for t in task.targets}
     obj_rooms = {L.place(o["place"]).room for o in task.objects}
     cands = zone_candidates(task)
     rng.shuffle(cands)
-    cands.sort(key=lambda z: (z[1] not in tgt_rooms, z[1] not in obj_rooms))
+    cands.sort(key=lambda z: (not zone_blocks(task, z), z[1] not in tgt_rooms, z[1] not in obj_rooms))
     chosen = find_zones(task, n, cands)
     if chosen is None:
         raise ValueError(f"IRZ: no {n} restricted zones keep task {task.id} feasible; generate it with "
