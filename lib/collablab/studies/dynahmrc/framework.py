@@ -132,6 +132,7 @@ class _Memory:
     long_feedback: deque
     long_actions: deque
     long_messages: deque
+    long_kinds: deque
     new_messages: list[str] = field(default_factory=list)
     latest: str = ""
     latest_kind: str = ""
@@ -186,7 +187,7 @@ class _Episode:
     def _new_memory(self) -> _Memory:
         k, kk = self.cfg.memory, self.cfg.long_memory
         return _Memory(deque(maxlen=k), deque(maxlen=k), deque(maxlen=k), deque(maxlen=k),
-                       deque(maxlen=kk), deque(maxlen=kk), deque(maxlen=kk))
+                       deque(maxlen=kk), deque(maxlen=kk), deque(maxlen=kk), deque(maxlen=kk))
 
     # -- contexts -----------------------------------------------------------------------------
     def context(self, name: str, *, long: bool = False, central: bool = False) -> Context:
@@ -202,7 +203,8 @@ class _Episode:
         else:
             objects = {h: (p, w.objects[h].pos) for h, p in r.known.items()}
         if long:
-            fb, kinds, acts, msgs = list(m.long_feedback), [], list(m.long_actions), list(m.long_messages)
+            fb, kinds = list(m.long_feedback), list(m.long_kinds)
+            acts, msgs = list(m.long_actions), list(m.long_messages)
         elif cfg.history:
             fb, kinds, acts, msgs = list(m.feedback), list(m.kinds), list(m.actions), list(m.messages)
         else:
@@ -287,6 +289,7 @@ class _Episode:
         for q in (m.feedback, m.long_feedback):
             q.append(fb.text)
         m.kinds.append(fb.kind)
+        m.long_kinds.append(fb.kind)
         for q in (m.actions, m.long_actions):
             q.append(fb.action)
         m.latest, m.latest_kind = fb.text, fb.kind

@@ -351,6 +351,12 @@ class OfflineBrain:
                     if kinds else []
                 last_failed = bool(fails) and fails[-1] == "pick_failed_4" and \
                     bool(ctx.action_history) and ctx.action_history[-1] == f"pick({obj})"
+                unseen = bool(fails) and fails[-1] == "pick_failed_2" and ctx.at != place and \
+                    bool(ctx.action_history) and ctx.action_history[-1] == f"pick({obj})"
+                if unseen:  # Pick Failed (2): it has not seen the object itself; go where it lies
+                    k = self._pose(ctx, place, near, bad_poses.get(place, set()))
+                    if k is not None:
+                        return f"navigate({place}, stand_pose_{k})"
                 if last_failed:
                     moves = self._moves_since_navigation(ctx)
                     if "move" in ctx.type.actions and moves < 3:

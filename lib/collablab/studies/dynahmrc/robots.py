@@ -80,9 +80,10 @@ COMPOSITIONS = ("Ma-MoMa", "Ma-UAV", "Ma-MoMa-Mo", "Ma-MoMa-UAV", "Ma-Mo-UAV", "
 #: Addition of a new collaborator (ANC, §4.3): before -> after.
 ANC_TRANSITIONS = {"Ma-MoMa": "Ma-MoMa-UAV", "Ma-UAV": "Ma-MoMa-UAV", "Ma-MoMa-Mo": "Ma-MoMa-Mo-UAV",
                    "Ma-Mo-UAV": "Ma-MoMa-Mo-UAV"}
-#: Removal of an existing collaborator (REC): the reverse of ANC. Two ANC transitions end in each of
-#: the larger teams, so the reverse is not unique; ours removes the drone, the collaborator ANC adds
-#: to Ma-MoMa and Ma-MoMa-Mo (the 3- and 4-type teams keep their mobile manipulator).
+#: Removal of an existing collaborator (REC), the default transition: ``tab:removal_exp`` lists four,
+#: the reverses of the ANC transitions (MoMa or UAV leaves Ma-MoMa-UAV or Ma-MoMa-Mo-UAV); the run
+#: spec's ``remove`` chooses any of them (:func:`.variations.removable`), and without it the drone
+#: leaves (the collaborator ANC adds to Ma-MoMa and Ma-MoMa-Mo).
 REC_TRANSITIONS = {"Ma-MoMa-UAV": "Ma-MoMa", "Ma-MoMa-Mo-UAV": "Ma-MoMa-Mo"}
 
 

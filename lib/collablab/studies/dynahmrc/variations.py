@@ -37,8 +37,8 @@ in that step; the :class:`VariationPlan` is computed up front from the task by
   one ``robots.REC_TRANSITIONS`` removes; ``tab:removal_exp``'s four transitions remove either the
   mobile manipulator or the drone from Ma-MoMa-UAV and Ma-MoMa-Mo-UAV, and REC tasks are generated
   feasible for both resulting teams) is disconnected without warning (``world.remove_robot``: what
-  it holds drops onto the place it last reached). If it was the leader, the runner-up of the election takes over (the framework's job;
-  the event names the removed robot).
+  it holds drops onto the place it last reached). If it was the leader, the runner-up of the
+  election takes over (the framework's job; the event names the removed robot).
 """
 
 from __future__ import annotations
