@@ -21,8 +21,8 @@ AS or CC for MCTS and MCTS-NoINS and no CC for COHERENT ('-'): those rows compar
 - ``tab:goal_exp`` / ``tab:area_exp``: CTO / IRZ episodes by ``n_types`` and ``kind`` (medium,
   30-step cap, as the paper);
 - ``tab:addition_exp`` / ``tab:removal_exp``: ANC / REC episodes by ``team``, ``team_after``
-  (:data:`.robots.ANC_TRANSITIONS`, :data:`.robots.REC_TRANSITIONS`: ours removes along two of the
-  paper's four reverse transitions, so two REC blocks have no run row) and ``kind``;
+  (the record's ``team_after``: REC's spec key ``remove`` runs each of the paper's four transitions;
+  records without it take :data:`.robots.ANC_TRANSITIONS` / :data:`.robots.REC_TRANSITIONS`) and ``kind``;
 - ``tab:central_1``: DynaHMRC and COHERENT by ``n_types`` and ``setting`` (Static pools every
   static kind and level, as the notebook's centralized table: the paper does not say which static
   tasks the row pools); ``tab:central_2``: ANC and REC by ``team`` and ``team_after``;
@@ -187,7 +187,10 @@ def _frame(episodes: pd.DataFrame) -> pd.DataFrame:
     paper's labels) and ``team_after`` (the composition after an ANC or REC change)."""
     e = episode_frame(episodes)
     after = {"ANC": ANC_TRANSITIONS, "REC": REC_TRANSITIONS}
-    e["team_after"] = [after.get(v, {}).get(t, t) for v, t in zip(e["variation"], e["team"])]
+    default = [after.get(v, {}).get(t, t) for v, t in zip(e["variation"], e["team"])]
+    # the record's own team_after (it names which robot a REC removed, spec key remove); records
+    # written before it existed take the default transition
+    e["team_after"] = e["team_after"].fillna(pd.Series(default, index=e.index)) if "team_after" in e else default
     return e.assign(ablation=e["ablation_label"])
 
 
