@@ -4,23 +4,27 @@ reads only its :class:`~.brain.Context` (labelled ``heuristic``; never presented
 It plays each stage the way the appendix prompts ask, from the text a robot is given:
 
 - **SD / TALB / LE.** It describes its type; its proposal splits the places to search among the
-  navigating robots (elevated places to a drone, openable containers to a mobile manipulator,
-  rooms dealt in an order of its own, so two robots' proposals differ) and names who fetches
-  what; it votes for the candidate whose type can do the most (``tab:atomic_action``), swinging to
-  the front-runner after a tied round; the referee picks the most capable tied candidate.
-- **HMRC.** Targets not yet placed are read from the task status line; where objects are comes
-  from its scene graph, and from facts written ``<object> is on <place>`` in messages, the plan and
-  its own reflection; what it has searched, which stand poses failed, the implicit placing rule
-  (Place Failed (4)) and restricted zones (Navigation Failed (4)) come from its feedback and
-  action histories. Movers fetch and hand off, the manipulator places, the mobile robot searches and
-  reports, everyone asks for help they need (open a container, fetch from an elevated place,
-  bring an object within the manipulator's reach). Without feedback it cannot tell why an action
-  failed: it retries, then tries the other way (a hand-off instead of the receptacle, the next
-  stand pose); without history it only has the latest feedback.
+  navigating robots (open places among all of them, "navigation robots jointly explore the
+  environment"; elevated places to a drone and closed containers to a mobile manipulator, "flying
+  robots explore high areas, opening robots handle hinged objects"; rooms dealt in an order of its
+  own, so two robots' proposals differ) and names who fetches what; it votes for the candidate whose
+  type can do the most (``tab:atomic_action``), swinging to the front-runner after a tied round; the
+  referee picks the most capable tied candidate.
+- **HMRC.** Targets not yet placed are read from the task status line; where objects are comes from
+  its scene graph, and from facts written ``<object> is on <place>`` in messages, the plan and its
+  own reflection; what it has searched, which stand poses failed, the implicit placing rule (Place
+  Failed (4)) and restricted zones (Navigation Failed (4)) come from its feedback and action
+  histories. Movers fetch and hand off, the manipulator places, the mobile robot searches and
+  reports, everyone asks for help they need (open a container, fetch from an elevated place, bring
+  an object within the manipulator's reach). It searches the cheap places first: its own share's
+  open places (one navigation each), then its hidden ones (open a container, fly up), then the
+  others' in the same order ("Efficiently explore ... without repetition"). Without feedback it
+  cannot tell why an action failed: it retries, then tries the other way (a hand-off instead of the
+  receptacle, the next stand pose); without history it only has the latest feedback.
 - **GD / LP.** Its reflection lists lessons (the placing rule, zones), the facts it knows and what
   it has searched; the leader's update reassigns the places nobody searched among the robots that
-  reported (a removed robot does not report, so its share moves on) and passes every fact and
-  lesson on in the plan.
+  reported (a removed robot does not report, so its share moves on) and passes every fact and lesson
+  on in the plan.
 
 The capability profile (:class:`OfflineProfile`) is the same in every condition: ``slip`` is the
 chance of a random action instead of the chosen one, ``vote_noise`` of a random vote,
@@ -115,21 +119,14 @@ class OfflineBrain:
         places = [p for p in ctx.places if p.handle not in ctx.task.receptacles and p.handle != ctx.task.working_table]
         drones = [n for n, c in navigators if ROBOT_TYPES[c].flies]
         openers = [n for n, c in navigators if "open" in ROBOT_TYPES[c].actions]
-        ground = [n for n, c in navigators if not ROBOT_TYPES[c].flies] or [n for n, _ in navigators]
+        names = [n for n, _ in navigators]
         rooms = sorted({p.room for p in places})
         rng.shuffle(rooms)
-        for p in places:
-            if p.elevated:
-                if drones:
-                    explore[drones[0]].append(p.handle)
-                continue
-            if p.state == "close" and openers:
-                explore[openers[rooms.index(p.room) % len(openers)]].append(p.handle)
-                continue
-            pool = [n for n in ground if n not in openers] or ground
-            if not pool:
-                continue
-            explore[pool[rooms.index(p.room) % len(pool)]].append(p.handle)
+        for p in sorted(places, key=_search_cost):
+            # open places: every navigating robot jointly, by room; hidden ones: whoever can search them
+            pool = drones if p.elevated else openers if p.state == "close" else names
+            if pool:
+                explore[pool[rooms.index(p.room) % len(pool)]].append(p.handle)
         movers = [n for n, c in navigators if ROBOT_TYPES[c].manipulates]
         fetch: dict[str, list[str]] = {n: [] for n in movers}
         for k, room in enumerate(rooms):
@@ -442,15 +439,17 @@ class OfflineBrain:
         return next((n for n, rooms in ctx.plan.fetch.items() if pv.room in rooms), None)
 
     def _tour(self, ctx: Context, first: list[str], then: list[str]) -> list[str]:
-        """Places to search in a fixed order: a nearest-neighbour tour from the working table over
-        the plan's places, then the others, resumed after the place the robot stands at (so a robot
+        """Places to search in a fixed order: the plan's places, then the others, each open places
+        first and hidden ones next (:func:`_search_cost`), each part a nearest-neighbour tour
+        continued from the working table, resumed after the place the robot stands at (so a robot
         without history still moves on rather than back)."""
         views = {p.handle: p for p in ctx.places}
         table = views.get(ctx.task.working_table)
         here = table.pos if table else ctx.pos
         order: list[str] = []
-        for group in (first, then):
-            left = [h for h in group if h in views]
+        groups = [[h for h in g if h in views and _search_cost(views[h]) == c] for g in (first, then) for c in (0, 1)]
+        for group in groups:
+            left = list(group)
             while left:
                 nxt = min(left, key=lambda h: (distance(here, views[h].pos), h))
                 order.append(nxt)
@@ -643,6 +642,15 @@ class OfflineBrain:
             return "wait()"
         dx, dy = round((pos[0] - ctx.pos[0]) / d * step, 1) + 0.0, round((pos[1] - ctx.pos[1]) / d * step, 1) + 0.0
         return f"move({dx:g}, {dy:g})" if (dx or dy) else "wait()"
+
+
+def _search_cost(p) -> int:
+    """0 for a place in the open (one navigation shows what is on it, and any navigating robot can
+    go), 1 for a hidden one (a closed container: navigate and open, only an opener; an elevated place:
+    only a flyer). The robot searches the cheap places first (appendix principles: "Efficiently
+    explore and navigate all locations ... without repetition"; §4.1's l = 2 asks "additional
+    exploration steps")."""
+    return int(bool(p.elevated) or p.state == "close")
 
 
 def _own_view(ctx: Context) -> Context:
