@@ -14,9 +14,10 @@ Four blocks, each a list of specs (duplicates across blocks run once):
   difficulty with the 30-step cap;
 - **ablation** (``tab:ablation``, ``tab:memory_length``, ``tab:random_votes``): DynaHMRC without
   history, feedback, leader or reflection, with memory 15 and with 50% random votes, on the static
-  tasks of ``ablation_levels`` and the variations. By Eq. 9 every target off the working table makes
-  a task hard (l = 2 gives D >= 0.6), so medium tasks keep all targets on the table and only hard
-  ones need searching; the default ablates on both.
+  tasks of ``ablation_levels`` and the variations. Both tiers have targets to find (our reading of
+  Eq. 9, :mod:`.difficulty`): medium ones in the open, on the working table's far side or on any open
+  surface elsewhere (l = 1), hard ones also hidden in closed containers or on elevated places
+  (l = 2) or five in the open; the default ablates on both.
 
 :func:`run_notebook` checks every parameter first (:func:`check_parameters`: one line naming the
 parameter and its allowed values) and the model endpoint next, before any unit runs.

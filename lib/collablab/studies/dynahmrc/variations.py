@@ -24,11 +24,14 @@ in that step; the :class:`VariationPlan` is computed up front from the task by
 - **IRZ** (temporary restricted zones): ``zones`` pairs (robot, room), each barring one mobile
   robot (never the tabletop manipulator) from one room other than the working table's, written to
   ``world.restricted``. Chosen so that every target keeps a fetcher that is not barred from it (paths
-  included: a barred room blocks the way through it too), preferring rooms holding targets, then rooms holding
-  other objects. Robots are not told; they learn it only from Navigation Failed (4). "Temporary"
-  is relative to the operation: by default (``duration=None``) a zone lasts to the end of the
-  episode; with ``duration=k`` :func:`update` lifts it at step ``T + k``. A robot standing in the
-  planned room at T gets the plan's fallback zone instead (the world would trap it there).
+  included: a barred room blocks the way through it too), preferring zones that block a room or
+  route the team needs (:func:`.tasks.zone_blocks`: a room holding a target to find, or a robot's
+  only way to it), then rooms holding targets, then rooms holding other objects (§4.3;
+  ``lab:sensitivity_dyna`` "block critical paths"). Robots are not told; they learn it only from
+  Navigation Failed (4). "Temporary" is relative to the operation: by default (``duration=None``) a
+  zone lasts to the end of the episode; with ``duration=k`` :func:`update` lifts it at step
+  ``T + k``. A robot standing in the planned room at T gets the plan's fallback zone instead (the
+  world would trap it there).
 - **ANC**: a robot of the type the transition adds (``robots.ANC_TRANSITIONS``) joins at its start
   pose under its type's name (``_2``, ``_3``, ... when the name is taken); the framework
   broadcasts its self-description (every member's prompts carry it from then on:
@@ -49,7 +52,7 @@ from typing import Any
 
 from .robots import ANC_TRANSITIONS, REC_TRANSITIONS, ROBOT_TYPES, check_composition
 from .tasks import FILLINGS, HOUSEHOLD_OBJECTS, IRZ_MAX_ZONES, MOVERS, SHAPES, VARIATION_KINDS, Task, can_fetch, \
-    feasible, find_zones, position_on, rec_afters, task_text, team_codes, zone_candidates, \
+    feasible, find_zones, position_on, rec_afters, task_text, team_codes, zone_blocks, zone_candidates, \
     zones_feasible
 from .world import COLOURS, RobotWorld
 
@@ -298,8 +301,6 @@ def _plan_irz(task: Task, plan: VariationPlan, n: int, rng: random.Random) -> No
     only way to it; then rooms holding targets, then other objects; ties in a seeded random order.
     Every medium IRZ task with a target to find outside the working table's room that a second robot
     could reach gets a blocking zone (``tests/test_dynahmrc_tiers.py`` states the share)."""
-    from .tasks import zone_blocks
-
     L = task.layout
     tgt_rooms = {L.place(task.object(t)["place"]).room for t in task.targets}
     obj_rooms = {L.place(o["place"]).room for o in task.objects}
