@@ -42,9 +42,9 @@ def test_a_two_agents_beat_one_on_parallel_tasks_on_sr():
     assert sr("parallel", 2) > sr("parallel", 1), (sr("parallel", 1), sr("parallel", 2))
 
 
-@pytest.mark.xfail(strict=True, reason="measured AUC 0.586 (1 agent) vs 0.550 (2 agents): a subgoal takes a "
+@pytest.mark.xfail(strict=True, reason="measured AUC 0.573 (1 agent) vs 0.546 (2 agents): a subgoal takes a "
                    "heuristic agent at least six actions, so a pair's first deliveries come after about 12 "
-                   "equivalent steps against 6 for a lone agent, and the pair's later lead (CR 0.90 vs 0.86) "
+                   "equivalent steps against 6 for a lone agent, and the pair's later lead (CR 0.90 vs 0.85) "
                    "does not make up the early area. Table 8 shows the same sign for strong models "
                    "(GPT-5.4 0.788 -> 0.731); the heuristic does not show the AUC gain of Table 9")
 def test_a_two_agents_beat_one_on_parallel_tasks_on_auc():
@@ -76,12 +76,14 @@ def test_e_isolated_is_below_broadcast_from_three_agents():
     assert all(g > 0 for g in gaps.values()), gaps
 
 
-@pytest.mark.xfail(strict=True, reason="measured broadcast - isolated SR with 2 agents: 0.635 - 0.656 = -0.02: "
-                   "two isolated agents start in different rooms and, with every location given, rarely "
-                   "fetch the same object (0.99 grabs per subgoal vs 0.95 with broadcast), while a false "
-                   "'task complete' heard over the channel idles the listener; the heuristic does not show "
-                   "the 2-agent gap of Table 9")
 def test_e_isolated_is_below_broadcast_with_two_agents():
+    """Measured 0.635 (broadcast) vs 0.625 (isolated), one task of 96: a thin gap. It shows since
+    suite v3 puts look-alikes beside targets: isolated agents find their targets themselves, at
+    the furniture where a look-alike lies (17 wrong grabs against 7 with broadcast, where a
+    sighting reported from afar is claimed before the look-alike is in view, and a teammate may
+    say "that is a milk, not the juice"). Before (suite v2, no wrong grab at all) it was
+    0.635 vs 0.656 and marked xfail: two isolated agents rarely fetch the same object when every
+    location is given, while a false "task complete" heard over the channel idles the listener."""
     gap = sr("parallel", 2) - sr("parallel", 2, protocol="isolated")
     assert gap > 0, gap
 

@@ -64,6 +64,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.claims: dict[int, dict[int, int]] = {}  # object -> {agent: step of its last claim}
         self.my_claim: int | None = None
         self.believed: dict[int, str] = {}  # held id -> class it believes it is
+        self.mistaken: dict[int, str] = {}  # the look-alike it goes for -> the class it takes it for
         self.to_drop: set[int] = set()
         self.corrections: list[str] = []
         self.negatives: list[str] = []
@@ -105,12 +106,15 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self._absorb_view(obs, mine=True)
         for h in obs["holding"]:
             self.known.pop(h["id"], None)  # in hand: no longer somewhere to fetch from
-            self.believed.setdefault(h["id"], h["class_name"])
+            self.believed.setdefault(h["id"], self.mistaken.get(h["id"], h["class_name"]))
             self.cls_of.setdefault(h["id"], self.believed[h["id"]])
         held = {h["id"] for h in obs["holding"]}
         self.believed = {k: v for k, v in self.believed.items() if k in held}
         if self.my_claim is not None and self.my_claim in held:
             self.my_claim = None
+        # a look-alike taken for a target stays mistaken while the agent goes for it (walking to
+        # it, then grabbing it take two decisions); once in hand the mistake lives in ``believed``
+        self.mistaken = {k: v for k, v in self.mistaken.items() if k == self.my_claim}
         if not self.done_believed and self._cr() >= 0.5 and self.rng.random() < self.profile.p_false_done:
             self.done_believed = True
         self.decisions += 1
@@ -163,7 +167,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             self.cls_of[v["id"]] = v["class_name"]
             loc = v.get("inside") or v.get("on")
             loc_cls = visible[loc]["class_name"] if loc in visible else None
-            self.known[v["id"]] = Known(v["class_name"], room, loc, loc_cls,
+            self.known[v["id"]] = Known(self.mistaken.get(v["id"], v["class_name"]), room, loc, loc_cls,
                                         "inside" if v.get("inside") else "on", self.step)
 
     def _hidden(self, k: Known) -> bool:
@@ -642,12 +646,17 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                 if look is not None and self.confuse_now:
                     self.known[look] = Known(k.cls, k.room, self.known[look].loc, self.known[look].loc_cls,
                                              self.known[look].rel, self.step)
-                    self.believed[look] = k.cls
+                    self.mistaken[look] = k.cls
                     oid = look
                 self.my_claim = oid
                 self._claim(oid, self.me)
 
     def _lookalike(self, k: Known) -> int | None:
+        """A look-alike of ``k``'s class in view, which a confused step takes for ``k`` (object
+        misidentification, mecobench.txt Table 21: "Agent 3 executes [grab] <dishbowl>
+        (misidentifying dishbowl as wineglass)"). The agent then goes for it believing it is the
+        target (``mistaken``) until it has it in hand, where noticing the mistake is
+        ``p_notice_mistake``'s business."""
         twin = CONFUSABLE.get(k.cls)
         for v in self.obs["visible"]:
             if twin and v["class_name"] == twin and v.get("held_by") is None:

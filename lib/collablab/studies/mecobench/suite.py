@@ -2,7 +2,8 @@
 
 Follows mecobench.txt §2.1 and appendix A.2: sample subgoals from a template (Table 4),
 place the target objects plus 0-2 redundant instances per class (0-1 for large objects) at
-legal locations (Table 5) never on the goal location, respecting slot capacity; validate
+legal locations (Table 5) never on the goal location, respecting slot capacity, with look-alike
+distractors (one beside each target class that has one, see :func:`_lookalikes_beside`); validate
 by actually executing a solution (the oracle team) in the world; then derive the
 sequential variant by splitting the apartment into two room zones joined by one door, the
 goal room on the receiver's side and at least one required object on the giver's side.
@@ -31,7 +32,11 @@ from .oracle import OracleTeam
 from .tasks import Task, task_from_record
 from .templates import CAPACITY, LEGAL_CONTAINERS, LEGAL_SURFACES, TEMPLATES, Template
 
-SUITE_VERSION = "collablab-mecobench-v2"  # v2: paper-scale apartments, real boxes
+SUITE_VERSION = "collablab-mecobench-v3"  # v2: paper-scale apartments, real boxes; v3: look-alikes beside targets
+#: Names the random streams of the generator. Still v2's: v3 draws every v2 placement, goal text and
+#: start room exactly as v2 did and only adds look-alikes beside targets (from a stream of their own),
+#: so v2 and v3 tasks differ by those objects alone.
+STREAM = "collablab-mecobench-v2"
 N_APARTMENTS = 8
 SUBGOAL_RANGE = (2, 7)
 TASKS_PER_CELL = 2  # per (template, subgoal count) -> 8 * 6 * 2 = 96 tasks
@@ -83,15 +88,19 @@ class _Placer:
         self.space = Spots(self.graph)
         self.placed: list[dict[str, Any]] = []
 
-    def place(self, cls: str) -> dict[str, Any]:
+    def place(self, cls: str, spots: list[tuple[int, bool]] | None = None,
+              rng: random.Random | None = None) -> dict[str, Any]:
+        """Place one ``cls`` at a random non-full legal spot (or one of ``spots``), drawing from
+        ``rng`` (default: the placer's own stream); RuntimeError when none has room for it."""
         oc = object_class(cls)
-        free = [s for s in self.spots
+        rng = rng or self.rng
+        free = [s for s in (self.spots if spots is None else spots)
                 if self.load.get(s, 0) < _capacity(self.scene.nodes[s[0]]["class_name"], s[1])]
         while True:
             if not free:
                 raise RuntimeError("no free legal location left")
-            fid, inside = self.rng.choice(free)
-            spot = self.space.find(fid, inside, oc.size, self.rng)
+            fid, inside = rng.choice(free)
+            spot = self.space.find(fid, inside, oc.size, rng)
             if spot is not None:
                 break
             free.remove((fid, inside))  # no room left there for this object
@@ -252,6 +261,34 @@ def _solvable(record: dict[str, Any], n_agents: int) -> bool:
     return bool(out["episode"]["success"])
 
 
+def _lookalikes_beside(placer: _Placer, counts: dict[str, int], rng: random.Random) -> None:
+    """Put each target class's look-alike beside one of its instances: on (or in) the same piece
+    of furniture when it has room, else nowhere.
+
+    MECoBench's scenes hold look-alikes where the targets are, and that is where agents mistake
+    them: "Agent 3: 'I have found and will now grab the wineglass from the bedroom cabinet.'
+    Agent 3 executes [grab] <dishbowl> (misidentifying dishbowl as wineglass)" (mecobench.txt
+    Table 21, object misidentification); a wrong grab is one of the "actions that grasp
+    task-irrelevant objects" (App. E.2, Tables 19-20). A look-alike elsewhere in the apartment
+    (the ones placed with the clutter) is almost never in view when an agent picks its target at
+    a piece of furniture: in suite v2 a lone heuristic agent on the 96 parallel tasks had one in
+    view at 4 to 10 of its 230 to 300 choices of a target with a look-alike (weak to strong), so a
+    confusable agent had next to nothing to confuse; beside a target it is in view at about a
+    third of them. Drawn after every other placement, from a stream of its own: the rest of the
+    task is v2's."""
+    for c in counts:
+        twin = CONFUSABLE.get(c)
+        if twin is None:
+            continue
+        mine = [p for p in placer.placed if p["class_name"] == c]
+        p = rng.choice(mine)
+        spot = (p["placement"]["target_id"], p["placement"]["relation"] == "INSIDE")
+        try:
+            placer.place(twin, spots=[spot], rng=rng)
+        except RuntimeError:
+            pass  # that piece of furniture is full: no look-alike beside this class
+
+
 def generate_task(idx: int, tpl: Template, k: int, apt: int, seed: int) -> list[dict[str, Any]]:
     """One task in both structures, validated by executing the oracle; [parallel, sequential]."""
     scene = _apartment(apt, seed)
@@ -259,7 +296,7 @@ def generate_task(idx: int, tpl: Template, k: int, apt: int, seed: int) -> list[
     troom = scene.room_of(target)
     assert troom is not None
     for attempt in range(MAX_ATTEMPTS):
-        rng = random.Random(f"{SUITE_VERSION}-{seed}-{idx}-{attempt}")
+        rng = random.Random(f"{STREAM}-{seed}-{idx}-{attempt}")
         counts = _split_counts(rng, k, tpl.objects)
         placer = _Placer(scene, reserved={target}, rng=rng)
         try:
@@ -275,6 +312,7 @@ def generate_task(idx: int, tpl: Template, k: int, apt: int, seed: int) -> list[
                 placer.place(c)
         except RuntimeError:
             continue
+        _lookalikes_beside(placer, counts, random.Random(f"{STREAM}-{seed}-{idx}-{attempt}-beside"))
         zones = _zones(scene, troom, counts, placer.placed)
         if zones is None:
             continue
