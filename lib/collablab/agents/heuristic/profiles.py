@@ -14,8 +14,9 @@ class Profile:
 
     Calibration, on one condition only: ``drift`` was set so that a lone agent on the 96 parallel
     suite tasks (full priors, 60 steps, seed 0) has about the single-agent parallel SR of three
-    reference models in mecobench.txt Table 8: strong 0.854 (GPT-5.4 0.854), medium 0.583
-    (Qwen3-VL-32B 0.583), weak 0.333 (Qwen3-VL-8B 0.354). The values are the ones that match
+    reference models in mecobench.txt Table 8: strong 0.844 (GPT-5.4 0.854), medium 0.552
+    (Qwen3-VL-32B 0.583), weak 0.312 (Qwen3-VL-8B 0.354), measured on suite v3, whose look-alikes lie
+    beside their targets (a wrong grab costs steps; on v2, without them, 0.854, 0.583 and 0.333). The values are the ones that match
     those lone-agent numbers; what teams, protocols and priors then do follows from them.
     ``tests/test_mecobench_directions.py`` checks the calibration within 0.05."""
 
