@@ -37,7 +37,7 @@ from .plots import HouseFigure, figure_title
 from .present import DisplayTable, TableStyle, number_decimals, fmt_interval, fmt_number, fmt_rate, present
 from .published import PublishedTable, beside_published
 
-__all__ = ["KINDS", "Beside", "Comparison", "compare", "normalise_model", "paper_model", "same_model",
+__all__ = ["KINDS", "Beside", "Comparison", "compare", "is_offline", "normalise_model", "paper_model", "same_model",
            "published_plot"]
 
 #: What a comparison is (see the module docstring).
@@ -63,6 +63,12 @@ def normalise_model(name: str) -> str:
     while prev != n:
         prev, n = n, _SUFFIX.sub("", n)
     return re.sub(r"[\s._]+", "-", n).strip("-")
+
+
+def is_offline(backend: str) -> bool:
+    """Whether every backend label in ``backend`` (one label, or several joined by ``,`` or ``/``)
+    is an offline one (``heuristic``, ``oracle``, ...: no model answered)."""
+    return all(b.split(":")[0].strip() in OFFLINE_BACKENDS for b in re.split(r"[,/]", str(backend)))
 
 
 def same_model(a: str, b: str) -> bool:
@@ -219,8 +225,7 @@ class Beside:
 
     def lead(self) -> str:
         """What the reader is looking at, in one or two sentences."""
-        offline = self.backend in OFFLINE_BACKENDS or self.backend.split(":")[0] in OFFLINE_BACKENDS
-        if offline:
+        if is_offline(self.backend):
             kinds = {c.kind for c in self.comparisons}
             what = ("a calibration check or a reference" if kinds == {"calibration", "reference"} else
                     "a calibration check" if kinds == {"calibration"} else "a reference")

@@ -64,8 +64,8 @@ from typing import Any
 
 import pandas as pd
 
-from ...analysis.beside import Beside, compare, paper_model, same_model
-from ...analysis.findings import OFFLINE_BACKENDS, backend_of
+from ...analysis.beside import Beside, compare, is_offline, paper_model, same_model
+from ...analysis.findings import backend_of
 from ...analysis.lift import wilson_ci
 from ...analysis.published import PublishedTable, load_published
 from .difficulty import LEVELS
@@ -194,10 +194,6 @@ def _frame(episodes: pd.DataFrame) -> pd.DataFrame:
     return e.assign(ablation=e["ablation_label"])
 
 
-def _offline(backend: str) -> bool:
-    return all(b.split(":")[0].strip() in OFFLINE_BACKENDS for b in backend.split(","))
-
-
 def _who(method: str, table: PublishedTable, model: str | None, offline: bool) -> tuple[str, str] | None:
     """The paper's row label this run's ``method`` rows go beside in ``table``, and the kind; None
     when there is nothing to compare (the run's model has no row of this table)."""
@@ -220,7 +216,7 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
     llm_rows = episodes[~episodes["method"].astype(str).str.contains("mcts")] \
         if len(episodes) and "method" in episodes.columns else episodes
     backend = backend_of(llm_rows if len(llm_rows) else episodes) if len(episodes) else str(P.get("backend", "unknown"))
-    offline = _offline(backend)
+    offline = is_offline(backend)
     served = None if offline else (P.get("model") or None)
     model = None if offline else paper_model(served, PAPER_MODELS, P.get("paper_models"))
     B = Beside("dynahmrc", backend, served, model, run_dir=run_dir)

@@ -51,8 +51,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...analysis.beside import Beside, Comparison, compare, paper_model
-from ...analysis.findings import OFFLINE_BACKENDS, backend_of
+from ...analysis.beside import Beside, Comparison, compare, is_offline, paper_model
+from ...analysis.findings import backend_of
 from ...analysis.lift import wilson_ci
 from ...analysis.published import PublishedTable, load_published
 from ...analysis.significance import bootstrap_ci, mean_ci
@@ -271,7 +271,7 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
     records and ``P``'s ``model``, ``paper_models`` and ``n_resamples``."""
     tables = load_published(PUBLISHED)
     backend = backend_of(episodes)
-    offline = all(b.split(":")[0] in OFFLINE_BACKENDS for b in backend.split(","))
+    offline = is_offline(backend)
     extra = dict(P.get("paper_models") or {})
     served = None
     if not offline:

@@ -54,8 +54,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...analysis.beside import Beside, Comparison, compare, paper_model, same_model
-from ...analysis.findings import OFFLINE_BACKENDS
+from ...analysis.beside import Beside, Comparison, compare, is_offline, paper_model, same_model
 from ...analysis.published import PublishedTable, load_published
 from ...analysis.significance import mean_ci
 from . import metrics
@@ -353,7 +352,7 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
     table whose conditions the episodes cover, for the run's model or profile (module docstring);
     reads only ``P``'s keys ``model``, ``paper_models``, ``profile``, ``profiles`` and ``budget``."""
     labels = sorted(set(episodes["backend"].astype(str))) if "backend" in episodes and len(episodes) else ["unknown"]
-    offline = all(b.split(":")[0] in OFFLINE_BACKENDS for b in labels)
+    offline = is_offline(",".join(labels))
     teams, notes = _teams(episodes, P, offline)
     served = None if offline else (P.get("model") or None)
     paper = None if offline else paper_model(served, PAPER_MODELS, P.get("paper_models"))

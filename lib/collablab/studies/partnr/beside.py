@@ -41,8 +41,8 @@ from typing import Any
 
 import pandas as pd
 
-from ...analysis.beside import Beside, Comparison, compare, paper_model
-from ...analysis.findings import OFFLINE_BACKENDS, backend_of
+from ...analysis.beside import Beside, Comparison, compare, is_offline, paper_model
+from ...analysis.findings import backend_of
 from ...analysis.lift import wilson_ci
 from ...analysis.published import PublishedTable, load_published
 from .experiments import episode_frame
@@ -113,10 +113,6 @@ def _percent_as_fraction(table: PublishedTable, metrics: tuple[str, ...]) -> Pub
     return dataclasses.replace(table, rows=rows)
 
 
-def _is_offline(backend: str) -> bool:
-    return all(b.split(":")[0] in OFFLINE_BACKENDS for b in backend.replace("/", ",").split(","))
-
-
 def _reference(table: PublishedTable) -> str:
     """:data:`REFERENCE_MODEL` when ``table`` has its rows, else the model with the most rows."""
     counts = table.rows["model"].value_counts()
@@ -130,7 +126,7 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
     did not run, a reference beside :data:`REFERENCE_MODEL` (or the model a table holds). Reads
     only the records and ``P``'s ``model`` and ``paper_models``."""
     backend = backend_of(episodes) if len(episodes) else str(P.get("backend", "unknown"))
-    offline = _is_offline(backend)
+    offline = is_offline(backend)
     served = None if offline else (P.get("model") or None)
     model = None if offline else paper_model(served, PAPER_MODELS, P.get("paper_models"))
     B = Beside("partnr", backend, served, model, run_dir=run_dir)
