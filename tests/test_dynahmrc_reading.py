@@ -121,6 +121,11 @@ def test_search_team_size_says_too_few_for_small_cells():
     f = F.search_team_size(t, "MCTS", B)
     consistent(f, {"search_by_types": t})
     assert f.shown is True and "falls as the team grows" in f.text
+    # the offline grid since issue 26's medium tiers: flat (0.65, 0.64, 0.67 at 4 tasks per cell)
+    t = t.assign(success_mean=[0.646, 0.639, 0.667])
+    f = F.search_team_size(t, "MCTS", B)
+    consistent(f, {"search_by_types": t})
+    assert f.shown is False and "does not fall as the team grows" in f.text
 
 
 def test_wide_views_merge_intervals_into_one_cell(tmp_path):
