@@ -548,9 +548,12 @@ def run_episode(world: RobotWorld, brains: Mapping[str, Brain], *, max_steps: in
 
 
 def run_joint_episode(world: RobotWorld, decide: Callable[[RobotWorld], Mapping[str, str]], *, max_steps: int,
-                      variation: Callable[[RobotWorld, int], dict[str, Any] | None] | None = None) -> EpisodeLog:
+                      variation: Callable[[RobotWorld, int], dict[str, Any] | None] | None = None,
+                      observe: Callable[[Feedback], None] | None = None) -> EpisodeLog:
     """A centralized search baseline's episode: ``decide(world)`` gives every active robot's action
-    text for the step (it must read only what the robots have observed); they act in team order."""
+    text for the step (it must read only what the robots have observed); they act in team order.
+    ``variation(world, t)`` runs before the decision of step ``t`` (as in :func:`run_episode`);
+    ``observe(feedback)`` receives every executed action's feedback."""
     log = EpisodeLog(participants={n: r.type.code for n, r in world.robots.items()})
     for t in range(1, max_steps + 1):
         world.step = t
@@ -566,6 +569,8 @@ def run_joint_episode(world: RobotWorld, decide: Callable[[RobotWorld], Mapping[
                 continue
             fb = world.execute(r.name, joint.get(r.name, "wait()"))
             log.add_step(_step_record(t, r.name, r.type.code, fb))
+            if observe is not None:
+                observe(fb)
             world.perceive()
             if world.success():
                 break

@@ -40,6 +40,19 @@ budget lifts success from 0.33 to 0.83 with three types and 0.33 to 0.50 with fo
 two: 0.17), but a two-robot team has one searcher for a 30-step cap, so success no longer falls from
 two to four types (4 tasks per cell, easy and medium: 0.65, 0.64, 0.67), against paper Fig. 6.
 
+**Dynamic variations (§4.3, ``tab:goal_exp`` ... ``tab:removal_exp``).** The planner reads the world
+each step after :func:`~.variations.update` has applied the variation, as every method does: CTO's
+new ``world.targets`` are the search's goal from T on (reward is ``partial_success`` of the new list,
+and a change of targets makes the planner forget which places it saw empty: a place seen before T
+says nothing of a target that was not one then); ANC's newcomer is a robot of the next joint action
+and REC's removed robot leaves the tree levels. IRZ's zones are *not* in the search's world model:
+§4.5 says the restricted areas "are introduced only through textual feedback, where navigation
+actions into restricted areas are passed into the simulator but do not modify the environment
+state", so MCTS, "lacking additional pruning strategies, repeatedly revisit[s] the same nodes"; the
+belief world carries no ``restricted`` (robots are never told; the real world answers Navigation
+Failed (4)). ``learn_zones=True`` is that additional pruning (ours, off by default): a navigation
+that failed with kind 4 is no longer a candidate of that robot (:meth:`MCTSPlanner.observe`).
+
 **MCTS vs MCTS-NoINS (our reading).** Both prune infeasible actions (the paper keeps "the pruning
 strategy and action space constraints" identical): picking out of reach, inside a closed container,
 on an elevated place for a ground arm, with a full gripper, or a sandwich layer under another;
@@ -84,7 +97,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ...llm import LLMCallError
-from .actions import Action, format_action, parse_action
+from .actions import Action, ActionError, format_action, parse_action
 from .layout import MOVE_LIMIT_M, Layout, Point, distance
 from .robots import MANIPULATION, RobotType
 from .world import RobotWorld
@@ -207,14 +220,17 @@ def _spots(world: RobotWorld, held: str, instructions: bool, at: str | None) -> 
 
 
 def candidate_actions(world: RobotWorld, name: str, *, instructions: bool = True, previous: str | None = None,
-                      explored: set[str] | frozenset[str] = frozenset()) -> list[Action]:
+                      explored: set[str] | frozenset[str] = frozenset(),
+                      barred: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset()) -> list[Action]:
     """The pruned candidates of robot ``name`` on ``world`` (see the module docstring); ``previous``
-    is the name of its previous action, ``explored`` the places the team has fully seen."""
-    return [a for _, a in _candidates(world, name, instructions, previous, explored)]
+    is the name of its previous action, ``explored`` the places the team has fully seen, ``barred``
+    the (robot, place) navigations learnt to fail (``learn_zones``)."""
+    return [a for _, a in _candidates(world, name, instructions, previous, explored, barred)]
 
 
 def _candidates(world: RobotWorld, name: str, instructions: bool, previous: str | None,
-                explored: set[str] | frozenset[str]) -> list[Candidate]:
+                explored: set[str] | frozenset[str],
+                barred: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset()) -> list[Candidate]:
     r = world.robots[name]
     t, L = r.type, world.layout
     remaining = _remaining(world)
@@ -294,7 +310,7 @@ def _candidates(world: RobotWorld, name: str, instructions: bool, previous: str 
         poses = _poses(L, t) if allowed is None or len(allowed) > 8 else \
             [x for h in sorted(allowed) for x in _poses_at(L, t, h)]
         for h, k, q, text, a, bucket in poses:
-            if (allowed is not None and h not in allowed) or q == r.pos:
+            if (allowed is not None and h not in allowed) or q == r.pos or (name, h) in barred:
                 continue
             if bucket in near and any((q[0] - p[0]) ** 2 + (q[1] - p[1]) ** 2 < gap for p in others):
                 continue
@@ -309,6 +325,7 @@ def belief_world(world: RobotWorld) -> tuple[RobotWorld, list[str]]:
     no place). Perceived objects keep their state when some robot perceived them where they are (or
     one holds them); otherwise they are put back where they were perceived."""
     b = world.clone()
+    b.restricted = {}  # IRZ zones are never told (§4.5: "only through textual feedback")
     known = _team_known(b)
     hidden: list[str] = []
     protected = set(b.stack)
@@ -461,7 +478,8 @@ class MCTSPlanner:
     def __init__(self, *, instructions: bool = True, iterations: int = DEFAULT_ITERATIONS, depth: int = DEFAULT_DEPTH,
                  c: float = DEFAULT_C, seed: int = 0, gamma: float = 0.95, success_bonus: float = 1.0,
                  policy_prior: PolicyPrior | None = None, prior: PlacePrior | None = None,
-                 prior_levels: int | None = None, max_sim_actions: int | None = DEFAULT_SIM_ACTIONS) -> None:
+                 prior_levels: int | None = None, max_sim_actions: int | None = DEFAULT_SIM_ACTIONS,
+                 learn_zones: bool = False) -> None:
         if iterations < 1 or depth < 1:
             raise ValueError(f"iterations and depth: must be >= 1, got {iterations}, {depth}")
         self.instructions = instructions
@@ -469,6 +487,9 @@ class MCTSPlanner:
         self.success_bonus = success_bonus
         self.policy_prior, self.prior, self.prior_levels = policy_prior, prior, prior_levels
         self.max_sim_actions = max_sim_actions
+        self.learn_zones = learn_zones
+        self.barred: set[tuple[str, str]] = set()  # (robot, place) navigations that failed with kind 4
+        self._targets: list[str] | None = None
         self.rng = random.Random(seed)
         self.explored: set[str] = set()
         self.surface_seen: set[str] = set()
@@ -481,13 +502,28 @@ class MCTSPlanner:
     def reset(self) -> None:
         """Forget the episode (what the team has seen, each robot's previous action)."""
         self.explored, self.surface_seen, self.previous = set(), set(), {}
+        self.barred, self._targets = set(), None
         self._world = None
+
+    def observe(self, feedback: Any) -> None:
+        """Read one executed action's feedback (the episode runner calls it): with ``learn_zones``
+        a Navigation Failed (4) bars that robot's navigation to that place from the search."""
+        if self.learn_zones and feedback.kind == "navigation_failed_4":
+            try:
+                a = parse_action(feedback.action)
+            except ActionError:
+                return
+            if a.target:
+                self.barred.add((feedback.robot, a.target))
 
     # -- observation
     def _observe(self, world: RobotWorld) -> None:
         if self._world is None or self._world() is not world:
             self.reset()
             self._world = weakref.ref(world)
+        if self._targets is not None and list(world.targets) != self._targets:
+            self.explored, self.surface_seen = set(), set()  # CTO: seen-empty said nothing of new targets
+        self._targets = list(world.targets)
         self.explored.add(world.layout.working_table)
         self.explored |= set(world.receptacles)
         for r in world.robots.values():
@@ -571,7 +607,7 @@ class MCTSPlanner:
         for step in range(self.depth):
             disc = self.gamma ** step
             for name in order:
-                acts = _candidates(sim, name, self.instructions, previous.get(name), explored)
+                acts = _candidates(sim, name, self.instructions, previous.get(name), explored, self.barred)
                 if node is not None:
                     texts = [x for x, _ in acts]
                     pick, new = self._select(node, texts, sim, name, level)
@@ -663,7 +699,7 @@ def run_planner(world: RobotWorld, planner: MCTSPlanner, max_steps: int) -> tupl
         for r in list(world.robots.values()):
             if not r.active:
                 continue
-            world.execute(r.name, joint.get(r.name, "wait()"))
+            planner.observe(world.execute(r.name, joint.get(r.name, "wait()")))
             world.perceive()
             if world.success():
                 return True, world.partial_success(), t

@@ -13,7 +13,9 @@ A unit is one task, one team composition, one method and one variation. Its reco
   ``reflection``, ``memory``, ``random_votes`` for the ablations), ``coela`` (decentralized, no
   election or reflection), ``coherent`` (centralized planner), ``mcts`` / ``mcts_noins`` /
   ``llm_mcts`` (search over the joint action space, :mod:`.mcts`; ``llm_mcts`` uses the model as
-  the PUCT prior on the ``llm`` backend and the heuristic prior offline).
+  the PUCT prior on the ``llm`` backend and the heuristic prior offline). The search reads the world
+  after the variation's update like every method; ``mcts_learn_zones`` (default False, the paper's
+  MCTS) lets it prune navigations that failed with Navigation Failed (4) under IRZ.
 - **Backends.** ``heuristic`` is :class:`.offline.OfflineBrain` with ``profile`` in every role;
   ``llm`` is :class:`.llm_brain.LLMBrain` on ``model`` at ``base_url`` (temperature 0.5 as in §4.2).
 - **Variations.** ``variation`` (CTO, IRZ, ANC, REC, §4.3) at step ``T``; IRZ with ``zones``; REC
@@ -69,6 +71,8 @@ DEFAULTS: dict[str, Any] = {
     # long_memory (K̄) = 20 are our choice: the paper gives no value (see framework.Config)
     "memory": 10, "long_memory": 20, "reflect_every": 5, "k_sel": 3, "random_votes": 0.0,
     "mcts_iterations": 200, "mcts_depth": 8, "mcts_c": 1.4, "mcts_max_sim_actions": 3200,
+    # False: the paper's MCTS, which IRZ's zones reach only as feedback it cannot use (§4.5)
+    "mcts_learn_zones": False,
     "backend": "heuristic", "profile": "default",
     "model": None, "base_url": None, "provider": "auto", "api_key_env": None,
     "llm_cache": None, "llm_cache_mode": None,
@@ -92,7 +96,7 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     check_choice(s, "method", METHOD_NAMES)
     check_choice(s, "backend", BACKENDS)
     check_choice(s, "thinking", THINKING)  # on every backend: a typo is an error offline too
-    for key in ("history", "feedback", "leader", "reflection"):
+    for key in ("history", "feedback", "leader", "reflection", "mcts_learn_zones"):
         if not isinstance(s[key], bool):
             raise ValueError(f"{key}: must be true or false, got {s[key]!r}")
     for key, low in (("instance", 0), ("task_seed", 0), ("T", 1), ("zones", 1), ("memory", 1), ("long_memory", 1),
@@ -218,7 +222,7 @@ def _search(s: dict[str, Any]):
                  else heuristic_prior)
     return MCTSPlanner(instructions=s["method"] != "mcts_noins", iterations=s["mcts_iterations"],
                        depth=s["mcts_depth"], c=float(s["mcts_c"]), seed=_seed(s), policy_prior=prior,
-                       max_sim_actions=s["mcts_max_sim_actions"])
+                       max_sim_actions=s["mcts_max_sim_actions"], learn_zones=s["mcts_learn_zones"])
 
 
 def run_spec(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[str, Brain]] | None = None
@@ -262,7 +266,7 @@ def run_unit(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[
     cap = s["max_steps"] or task.max_steps
     if s["method"].startswith("mcts") or s["method"] == "llm_mcts":
         planner = _search(s)
-        log = run_joint_episode(world, planner.decide, max_steps=cap, variation=variation)
+        log = run_joint_episode(world, planner.decide, max_steps=cap, variation=variation, observe=planner.observe)
         # search has no model; LLM-MCTS's prior is the model on the llm backend, the heuristic prior offline
         backend = backend_label(s["provider"], s["base_url"], s["model"]) \
             if s["method"] == "llm_mcts" and s["backend"] == "llm" else "heuristic"
