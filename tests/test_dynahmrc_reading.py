@@ -135,3 +135,27 @@ def test_wide_views_merge_intervals_into_one_cell(tmp_path):
     d = present(w, "w", TableStyle(rates=("DynaHMRC", "CoELA", "COHERENT")), tmp_path)
     assert list(d.frame.columns) == ["team", "DynaHMRC", "CoELA", "COHERENT"]
     assert d.frame.iloc[0, 1] == "50% [30, 70]" and (tmp_path / "tables" / "w.csv").exists()
+
+
+def _search_dynamic(static, values: dict, n=12):
+    rows = [{"method_label": "MCTS", "setting": "Static", "n": n, "mean": static, "low": static - 0.1,
+             "high": static + 0.1}]
+    rows += [{"method_label": "MCTS", "setting": s, "n": n, "mean": v, "low": max(0, v - 0.1), "high": v + 0.1}
+             for s, v in values.items()]
+    return _summary(rows)
+
+
+def test_search_under_variation_follows_the_papers_direction():
+    """§4.5: MCTS rises under CTO and REC, falls under IRZ and ANC, against static medium (26.5%)."""
+    t = _search_dynamic(0.5, {"CTO": 0.7, "IRZ": 0.2, "ANC": 0.45, "REC": 0.3})
+    fs = {s: F.search_under_variation(t, "MCTS", s, B) for s in ("CTO", "IRZ", "ANC", "REC")}
+    for f in fs.values():
+        consistent(f, {"search_dynamic": t})
+    assert fs["CTO"].shown is True and "(paper: it rises slightly)" in fs["CTO"].text
+    assert fs["IRZ"].shown is True and "Under IRZ MCTS succeeds in 20.0%" in fs["IRZ"].text
+    assert fs["ANC"].shown is None and "too close to tell" in fs["ANC"].text
+    assert fs["REC"].shown is False and "does not show the paper's rise" in fs["REC"].text
+    t = _search_dynamic(0.5, {"IRZ": 0.2}, n=4)
+    f = F.search_under_variation(t, "MCTS", "IRZ", B)
+    assert f.shown is None and "too few episodes" in f.text
+    assert F.search_under_variation(t, "MCTS", "CTO", B) is None  # no row, no sentence

@@ -69,3 +69,19 @@ def test_records_do_not_depend_on_the_process_hash_seed():
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": str(h)}).stdout for h in (1, 4, 7)}
     assert len(outs) == 1, outs
+
+
+def test_the_notebook_grid_runs_mcts_under_every_variation():
+    """Issue 26 item 5: MCTS under CTO, IRZ, ANC and REC on dynamic_search_teams (their allowed ones)."""
+    P = {"n_tasks": 1, "search_tasks": 1, "task_seed": 0, "runs": [0], "kinds": ["pack"], "levels": ["medium"],
+         "teams": ["Ma-MoMa", "Ma-MoMa-UAV", "Ma-MoMa-Mo-UAV"], "methods": ["dynahmrc"], "search_levels": [],
+         "search_methods": [], "mcts_iterations": 10, "mcts_max_sim_actions": 100,
+         "variations": ["CTO", "IRZ", "ANC", "REC"], "T": 5, "ablations": [], "ablation_levels": [],
+         "backend": "heuristic", "profile": "default", "dynamic_search": ["mcts"],
+         "dynamic_search_teams": ["Ma-MoMa", "Ma-MoMa-UAV", "Ma-MoMa-Mo-UAV"]}
+    got = {(s["variation"], s["team"]) for s in E.specs(P) if s["method"] == "mcts"}
+    assert got == {("CTO", "Ma-MoMa"), ("CTO", "Ma-MoMa-UAV"), ("CTO", "Ma-MoMa-Mo-UAV"), ("IRZ", "Ma-MoMa-UAV"),
+                   ("IRZ", "Ma-MoMa-Mo-UAV"), ("ANC", "Ma-MoMa"), ("REC", "Ma-MoMa-UAV"),
+                   ("REC", "Ma-MoMa-Mo-UAV")}
+    with pytest.raises(ValueError, match="dynamic_search"):
+        E.check_parameters({**P, "dynamic_search": ["astar"]})

@@ -11,7 +11,9 @@ Four blocks, each a list of specs (duplicates across blocks run once):
   actions: the paper's limited search time; a larger team's joint actions use it up sooner);
 - **dynamic** (``tab:goal_exp`` ... ``tab:removal_exp``, ``fig:robodyta``): kinds x variations (CTO,
   IRZ, ANC, REC at ``T``) x the compositions each allows x ``n_tasks`` x ``methods``, at medium
-  difficulty with the 30-step cap;
+  difficulty with the 30-step cap; with them the search baselines of ``dynamic_search`` (MCTS: the
+  only search rows of those tables) on ``dynamic_search_teams`` (one team per size by default),
+  ``search_tasks`` tasks per cell, at the search block's budget;
 - **ablation** (``tab:ablation``, ``tab:memory_length``, ``tab:random_votes``): DynaHMRC without
   history, feedback, leader or reflection, with memory 15 and with 50% random votes, on the static
   tasks of ``ablation_levels`` and the variations. Both tiers have targets to find (our reading of
@@ -86,6 +88,9 @@ def check_parameters(P: Params) -> None:
     check_items(P, "methods", METHODS)
     check_items(P, "search_methods", SEARCH_METHODS, empty=True)
     check_items(P, "search_levels", LEVELS, empty=True)
+    if "dynamic_search" in P:
+        check_items(P, "dynamic_search", SEARCH_METHODS, empty=True)
+        check_items(P, "dynamic_search_teams", COMPOSITIONS, empty=True)
     check_items(P, "variations", tuple(VARIATION_TEAMS), empty=True)
     check_items(P, "ablations", tuple(ABLATIONS), empty=True)
     check_items(P, "ablation_levels", LEVELS, empty=True)
@@ -147,6 +152,12 @@ def specs(P: Params) -> list[dict[str, Any]]:
                     for label in P["ablations"]:
                         add({"kind": kind, "team": team, "instance": i, "method": "dynahmrc", "variation": v,
                              "T": P["T"], **ABLATIONS[label]})
+                if team in P.get("dynamic_search_teams", ()):
+                    for i in range(ns):
+                        for m in P.get("dynamic_search", ()):
+                            add({"kind": kind, "team": team, "instance": i, "method": m, "variation": v,
+                                 "T": P["T"], "mcts_iterations": P["mcts_iterations"],
+                                 "mcts_max_sim_actions": P["mcts_max_sim_actions"]})
     seen, unique = set(), []
     for s in out:
         key = tuple(sorted(s.items()))

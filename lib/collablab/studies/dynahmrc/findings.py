@@ -28,7 +28,7 @@ from .difficulty import LEVELS
 
 __all__ = ["MIN_N", "NAMES", "PAPER_SIGN", "PCT", "ablation_drops", "beyond", "centralized_gap", "difficulty_fall",
            "dynamic_gap", "election_first_round", "leader_saves_steps", "limits", "paired_effect",
-           "search_team_size"]
+           "search_team_size", "search_under_variation"]
 
 #: Below this many episodes (or paired tasks) in a cell, a finding is "too few units to tell".
 MIN_N = 10
@@ -124,6 +124,32 @@ def search_team_size(t: pd.DataFrame, method: str, backend: str) -> Finding | No
         return _finding(claim, [f"{method}'s success rate falls as the team grows: ", *listing, "."], True)
     return _finding(claim, [f"{method}'s success rate does not fall as the team grows (", *listing, ")",
                             _not(backend, "the paper's fall")], False)
+
+
+#: §4.5's MCTS success under each variation against static medium (26.5%), in words: (paper, sign).
+PAPER_SEARCH_DYNAMIC = {"CTO": ("rises slightly", 1), "IRZ": ("drops sharply", -1), "ANC": ("stays low, below it", -1),
+                        "REC": ("rises, the team being smaller", 1)}
+
+
+def search_under_variation(t: pd.DataFrame, method: str, setting: str, backend: str) -> Finding | None:
+    """MCTS under a variation against the same search on static medium tasks (§4.5: "the success
+    rate of MCTS increases slightly from 26.5% to 30.4%" under CTO, "drops sharply to 12.4%" under
+    IRZ, "only 23.2%" under ANC, "rises to 43.5%" under REC); shown when the variation's mean lies
+    beyond the static interval on the paper's side (:func:`beyond`)."""
+    qv = quote(t, "search_dynamic", {"method_label": method, "setting": setting}, "success_mean", PCT)
+    static = _mean_ci(t, "search_dynamic", {"method_label": method, "setting": "Static"}, "success")
+    if qv is None or static is None or setting not in PAPER_SEARCH_DYNAMIC:
+        return None
+    paper, sign = PAPER_SEARCH_DYNAMIC[setting]
+    word = "rises" if sign > 0 else "falls"
+    n = min(_n(t, {"method_label": method, "setting": s}) for s in ("Static", setting))
+    shown = None if n < MIN_N else _beyond(qv, static, sign)
+    tail = (", from too few episodes to tell." if n < MIN_N else
+            {True: ".", None: ", within the static interval: too close to tell.",
+             False: _not(backend, f"the paper's {'rise' if sign > 0 else 'fall'}")}[shown])
+    return _finding(f"{method}'s success {word} under {setting} against static medium tasks (§4.5)",
+                    [f"Under {setting} {method} succeeds in ", qv, " of medium episodes, against ", *static,
+                     f" on static medium tasks (paper: it {paper})", tail], shown)
 
 
 def ablation_drops(t: pd.DataFrame, backend: str) -> list[Finding]:

@@ -75,6 +75,9 @@ def _styles(R: Report) -> dict[str, TableStyle]:
                                        caption=f"Decentralized DynaHMRC and centralized COHERENT: {_CI}."),
         "coordination_wide": TableStyle(caption="Redundant and conflicting actions per episode (means), by setting "
                                                 "and method; invalid actions in tables/coordination.csv."),
+        "search_dynamic": _metric_style(f"Search baselines at medium difficulty, static and under each variation "
+                                        f"(paper Tables V-VIII, MCTS rows): {_CI}; search robots do not "
+                                        "communicate.", drop=("cc_mean", "cc_low", "cc_high")),
         "search_by_types": _metric_style(f"Search baselines by the number of robot types: {_CI}; search robots "
                                          "do not communicate.", drop=("cc_mean", "cc_low", "cc_high")),
         "ablation_overall": _metric_style(f"DynaHMRC and its ablations over the ablated static tasks and every "
@@ -131,6 +134,11 @@ def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapping[str, A
     R.tables["by_composition_wide"] = wide(llm_style, ["team"], "method_label", ["success"])
     R.tables["by_kind"] = _means(static, ["method_label", "kind", "level"], nr)
     R.tables["dynamic"] = _means(dyn[~dyn["method"].str.contains("mcts")], ["method_label", "setting"], nr)
+    dsearch = dyn[dyn["method"].str.contains("mcts")]
+    if len(dsearch):  # tab:goal_exp ... tab:removal_exp's MCTS rows, beside the same search at static medium
+        base = e[(e["setting"] == "Static") & (e["level"] == "medium") & e["method"].isin(set(dsearch["method"]))]
+        R.tables["search_dynamic"] = _order(_means(pd.concat([base, dsearch]), ["method_label", "setting"], nr),
+                                            "setting", SETTINGS)
     cen = e[(e["ablation_label"] == "full") & e["method"].isin(["dynahmrc", "coherent"])]
     R.tables["centralized"] = _order(_means(cen, ["method_label", "n_types", "setting"], nr), "setting", SETTINGS)
     R.tables["centralized_wide"] = wide(R.tables["centralized"], ["n_types", "setting"], "method_label",
@@ -198,6 +206,9 @@ def _findings(R: Report) -> None:
     s = R.tables.get("search_by_types")
     R.sections["search"] = [] if s is None else [
         f for m in dict.fromkeys(s["method_label"]) if (f := F.search_team_size(s, m, b))]
+    d = R.tables.get("search_dynamic")
+    R.sections["search"] += [] if d is None else [
+        f for m in dict.fromkeys(d["method_label"]) for v in SETTINGS[1:] if (f := F.search_under_variation(d, m, v, b))]
     a = R.tables["ablation_overall"]
     R.sections["ablation"] = F.ablation_drops(a, b) + [f for f in [F.leader_saves_steps(a, b)] if f]
     R.sections["election"] = [f for f in [F.election_first_round(R.tables["election"])] if f] \
