@@ -119,3 +119,11 @@ def test_the_paper_mcts_retries_a_barred_navigation_and_learn_zones_does_not():
 def test_mcts_learn_zones_must_be_a_bool():
     with pytest.raises(ValueError, match="mcts_learn_zones"):
         SP.resolve({"method": "mcts", "mcts_learn_zones": "yes"})
+
+
+def test_learn_zones_is_a_unit_of_its_own():
+    """Two specs that differ only in ``mcts_learn_zones`` are two units (episode ids differ)."""
+    base = {"method": "mcts", "team": "Ma-MoMa-UAV", "level": "medium", "variation": "IRZ", "kind": "pack",
+            "mcts_iterations": 5, "mcts_max_sim_actions": 80, "max_steps": 3}
+    a, b = SP.run_spec(base)["episode"]["unit"], SP.run_spec({**base, "mcts_learn_zones": True})["episode"]["unit"]
+    assert a != b and "+learn_zones" in b and "+learn_zones" not in a

@@ -262,7 +262,8 @@ def run_unit(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[
     # a removal other than the default is part of the unit's id (and of its LLM call ids)
     rec = f"-{plan.removed_code}" if plan is not None and plan.removed_code not in (None, *removable(task.team)[:1]) \
         else ""
-    uid = f"{task.id}/{s['method']}/{s['variation']}{rec}/r{s['run']}"
+    learn = "+learn_zones" if s["mcts_learn_zones"] else ""  # not the paper's MCTS: its own unit
+    uid = f"{task.id}/{s['method']}{learn}/{s['variation']}{rec}/r{s['run']}"
     cap = s["max_steps"] or task.max_steps
     if s["method"].startswith("mcts") or s["method"] == "llm_mcts":
         planner = _search(s)
