@@ -393,8 +393,10 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
         t20 = published["table20"]
         why = ("the paper's cells pool its models (all); this run's pool its teams and team sizes "
                "(parallel, broadcast, wrong-grab episodes)")
-        for grp, label in ((["correction", "no_correction"], ""), (["delta"], "delta")):
-            c = _compare(run20[run20["group"].isin(grp)], t20, "all", "reference", why, label)
+        for grp, label, what in ((["correction", "no_correction"], "", "SR and CR with and without correction"),
+                                 (["delta"], "delta", "correction's effect per stratum")):
+            c = _compare(run20[run20["group"].isin(grp)], replace(t20, table=f"{t20.table} ({what})"), "all",
+                         "reference", why, label)
             out += [c] if c is not None else []
         if not any(c.table.name.startswith("table20") for c in out) and _LEAD.get(name, ("",))[0] == "table20":
             notes.append(f"Table 20 (correction by wrong grabs) is not compared: {why20}.")
