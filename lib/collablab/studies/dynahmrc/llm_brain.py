@@ -786,3 +786,77 @@ class LLMBrain:
         kw = self.team_request(ctxs)
         result = self.client.chat_sync(kw.pop("messages"), **kw)
         return self.team_reply_of(result, ctxs)
+
+
+# -- LLM-MCTS's commonsense world model (appendix lab:llm_mcts_baseline) --------------------------
+#: Places asked for per object (the most likely first).
+WORLD_PRIOR_RANKS = 3
+_WORLD_LINE = re.compile(r"^[ \t>*\-+•_`]*+(?:\d+[.)][ \t]*+)?[*_` \t]*+([A-Za-z][\w\-]*)[ \t*_`]*+"
+                         r"(?:\([^)\n]*\)[ \t*_`]*+)?[:：][ \t]*(.*)$")
+_PLACE_WORD = re.compile(r"[A-Za-z][\w]*")
+
+
+def world_prior_messages(task: str, objects: Mapping[str, str], places: Sequence[tuple[str, str]],
+                         ranks: int = WORLD_PRIOR_RANKS) -> list[dict[str, str]]:
+    """The world-model call's messages (``prompts/llm_mcts_world_*.txt``): the task sentence, the
+    apartment's places ``(place, room)`` and the unseen objects ``{object: class}``. Only what the
+    robots are told: the places' names and rooms and the targets, never where an object lies."""
+    system = _fill("llm_mcts_world_system", ranks=ranks)
+    user = _fill("llm_mcts_world_user", task=task,
+                 places="\n".join(f"- {h} ({room})" for h, room in places),
+                 objects="\n".join(f"- {h}: a {cls}" for h, cls in objects.items()))
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def parse_world_prior(text: str, objects: Sequence[str], places: Sequence[str],
+                      ranks: int = WORLD_PRIOR_RANKS) -> tuple[dict[str, list[str]] | None, str | None]:
+    """``({object: [place, ...]}, None)`` from the world model's reply: the ``Contents:`` section
+    (else the whole reply), one ``<object>: <place>, <place>`` line per object; words that are not
+    places of ``places`` are skipped, at most ``ranks`` places kept, the first line of an object
+    wins; an object without a usable line is absent (the search keeps the uniform belief for it).
+    ``(None, why)`` when no line names an object of ``objects`` with a known place."""
+    sec = parse_sections(text, ("thoughts", "contents"))
+    body = sec.get("contents")
+    if body is None:
+        body = _THINK.sub("", text or "")
+    canon = {o.lower(): o for o in objects}
+    known = {p.lower(): p for p in places}
+    out: dict[str, list[str]] = {}
+    for line in body.splitlines():
+        m = _WORLD_LINE.match(line.strip())
+        if not m or m.group(1).lower() not in canon or canon[m.group(1).lower()] in out:
+            continue
+        ranked = list(dict.fromkeys(known[w.lower()] for w in _PLACE_WORD.findall(m.group(2)) if w.lower() in known))
+        if ranked:
+            out[canon[m.group(1).lower()]] = ranked[:ranks]
+    if not out:
+        return None, (f"no '<object>: <place>, ...' line naming a place of the apartment for any object "
+                      f"({', '.join(objects)}) in the reply: {_THINK.sub('', text or '').strip()[:80]!r}")
+    return out, None
+
+
+def ask_world_prior(client: LLMClient, task: str, objects: Mapping[str, str], places: Sequence[tuple[str, str]],
+                    *, call_id: str, temperature: float | None = 0.5, max_tokens: int | None = 8192,
+                    ranks: int = WORLD_PRIOR_RANKS) -> dict[str, Any]:
+    """One world-model call and its record: ``places`` ``{object: [place, ...]}`` (most likely first;
+    empty when the reply is unusable), ``invalid`` (None, or why: ``truncated: ...`` for a reply cut
+    at ``max_tokens``, never parsed from its fragment; an empty reply; no usable line), ``call_id``,
+    ``objects``, the tokens, ``finish_reason`` and the reply's start. A call without a reply raises
+    :class:`~collablab.llm.EndpointError` (as every stage's)."""
+    result = client.chat_sync(world_prior_messages(task, objects, places, ranks), call_id=call_id,
+                              temperature=temperature, max_tokens=max_tokens)
+    if result.error is not None:
+        raise EndpointError(result) from None
+    u = result.usage
+    rec: dict[str, Any] = {"call_id": call_id, "objects": list(objects), "places": {}, "invalid": None,
+                           "tokens_in": int(u.prompt_tokens or 0), "tokens_out": int(u.completion_tokens or 0),
+                           "finish_reason": result.finish_reason, "reply": (result.text or "")[:400]}
+    if result.truncated:
+        where = "inside its thoughts" if not (result.text or "").strip() else "in its answer"
+        rec["invalid"] = f"truncated: the reply was cut at max_tokens={max_tokens} {where}"
+    elif not (result.text or "").strip():
+        rec["invalid"] = f"the model gave an empty reply (finish_reason={result.finish_reason})"
+    else:
+        got, why = parse_world_prior(result.text or "", list(objects), [h for h, _ in places], ranks)
+        rec["places"], rec["invalid"] = got or {}, why
+    return rec

@@ -17,7 +17,7 @@ table and the receptacles every step).
 
 **Determinization.** Unperceived targets are sampled, for every simulation, onto places the team has
 not yet seen empty (uniformly, or weighted by ``prior(belief, target, places)``: LLM-MCTS's
-commonsense world model, :func:`llm_belief`), inside a container when the container is closed or its
+commonsense world model, :class:`WorldPrior`), inside a container when the container is closed or its
 surface was seen, at a uniform point of the place's box; the search then runs on that
 ``world.clone()`` with :meth:`~.world.RobotWorld.execute` as the simulator (its feedback kinds say
 what succeeded).
@@ -78,6 +78,18 @@ PUCT policy" (on Sort Solids in the appendix); :func:`heuristic_prior` is a hand
 stand-in (a heuristic, not an LLM) and :func:`llm_prior` asks an OpenAI-compatible model to score the
 candidates. The joint action returned follows the most visited child at each robot level.
 
+**LLM-MCTS (appendix ``lab:llm_mcts_baseline``, Zhao et al. 2023).** "The LLM-induced world model
+provides a prior belief over states for MCTS, while the LLM-induced policy serves as pi(a|h) in
+PUCT": the spec's ``llm_mcts`` on the ``llm`` backend is ``policy_prior=llm_prior(...)`` and
+``prior=llm_world_prior(...)`` (one call per episode naming each unseen target's likely places,
+:class:`WorldPrior`; a truncated or unreadable reply is recorded and leaves the uniform belief).
+Offline the world model is the uniform belief (our decision): there is no model, hence no
+commonsense, and a hand-written "where things are kept" table would be knowledge no robot has; the
+generator also places ``l = 1`` targets uniformly over the rooms (:mod:`.tasks`), so on generated
+tasks a real model's commonsense has little to exploit either (a hand-built task with objects where
+households keep them is where it shows). :func:`llm_belief` (the model scoring every candidate place
+per decision) is the older per-decision variant, kept for callers; the spec does not use it.
+
 Defaults (ours; the paper gives none): ``iterations=200`` simulations, ``depth=8`` joint steps
 (a mobile manipulator's fetch, hand-off and the tabletop manipulator's pick and place take seven),
 ``c=1.4``, ``gamma=0.95``, ``success_bonus=1.0`` and ``max_sim_actions=3200`` simulated robot actions
@@ -103,7 +115,8 @@ from .robots import MANIPULATION, RobotType
 from .world import RobotWorld
 
 __all__ = ["DEFAULT_C", "DEFAULT_DEPTH", "DEFAULT_ITERATIONS", "DEFAULT_SIM_ACTIONS", "LLMBelief", "LLMPrior", "MCTSPlanner", "PlacePrior",
-           "PolicyPrior", "belief_world", "candidate_actions", "heuristic_prior", "llm_belief", "llm_prior", "run_planner"]
+           "PolicyPrior", "WORLD_PRIOR_MASS", "WorldPrior", "belief_world", "candidate_actions", "heuristic_prior", "llm_belief",
+           "llm_prior", "llm_world_prior", "run_planner"]
 
 DEFAULT_ITERATIONS = 200
 DEFAULT_DEPTH = 8
@@ -458,6 +471,99 @@ def llm_belief(client: Any, *, temperature: float = 0.0, max_tokens: int = 400,
                call_prefix: str = "dynahmrc/llm-mcts/belief") -> LLMBelief:
     """A determinization prior over places backed by an OpenAI-compatible model."""
     return LLMBelief(client, temperature, max_tokens, call_prefix)
+
+
+# -- the world-model prior (LLM-MCTS) ----------------------------------------------------------------
+#: Share of the belief a target's named places get (the rest is spread over every place: a model that
+#: names the wrong places slows the search, it never hides the object from it).
+WORLD_PRIOR_MASS = 0.8
+#: ``ask(task sentence, {object: class}, [(place, room)], call_id) -> record`` (:func:`~.llm_brain.ask_world_prior`).
+WorldAsk = Callable[[str, dict[str, str], list[tuple[str, str]], str], dict[str, Any]]
+
+
+class WorldPrior:
+    """LLM-MCTS's commonsense world model as the determinization's prior (appendix
+    ``lab:llm_mcts_baseline``: "the LLM-induced world model provides a prior belief over states";
+    Zhao et al. 2023 §4). One model call per episode names, for every unseen target, up to three
+    places of the apartment most likely first; a target that becomes one later (CTO) is asked about
+    in one more call, each target once (cached per layout). Place ``p`` of a target's ranked list
+    ``[p0, p1, p2]`` gets ``WORLD_PRIOR_MASS * 2^-k / sum_j 2^-j`` on top of the uniform share
+    ``(1 - WORLD_PRIOR_MASS) / |places|``; the search samples each determinization's unseen targets
+    from it, restricted to the places the team has not seen empty (:meth:`MCTSPlanner._weights`), so
+    observations still correct the belief as in Zhao et al.'s POMDP belief update.
+
+    A reply cut at the token budget, empty, or without a usable line is recorded (``calls[i]
+    ["invalid"]``) and its targets keep the uniform belief (never re-asked: the record says the search
+    fell back); a target the reply does not name keeps it too. ``ask`` None is the uniform belief
+    (``why`` says why: offline there is no model, hence no commonsense)."""
+
+    def __init__(self, ask: WorldAsk | None, *, call_prefix: str = "dynahmrc/llm-mcts/world",
+                 mass: float = WORLD_PRIOR_MASS, why: str = "") -> None:
+        if not 0.0 <= mass <= 1.0:
+            raise ValueError(f"mass: must be in [0, 1], got {mass!r}")
+        self.ask, self.call_prefix, self.mass, self.why = ask, call_prefix, mass, why
+        self.ranked: dict[tuple[int, str], list[str]] = {}  # (layout id, target) -> places, [] uniform
+        self.calls: list[dict[str, Any]] = []
+
+    def _ask(self, world: RobotWorld) -> None:
+        L = world.layout
+        new = {h: world.objects[h].cls for h in world.targets  # the unseen ones (no place in the belief)
+               if h in world.objects and world.objects[h].place is None and world.objects[h].held_by is None
+               and (id(L), h) not in self.ranked}
+        if not new or self.ask is None:
+            for h in new:
+                self.ranked[(id(L), h)] = []
+            return
+        from .tasks import task_text
+
+        places = [(h, p.room) for h, p in L.places.items()]
+        rec = self.ask(task_text(world.kind, list(world.targets)), new, places, f"{self.call_prefix}/c{len(self.calls)}")
+        self.calls.append(rec)
+        for h in new:
+            self.ranked[(id(L), h)] = list(rec.get("places", {}).get(h, []))
+
+    def distribution(self, world: RobotWorld, target: str) -> dict[str, float]:
+        """The prior over every place of the layout for ``target`` (asking the model when needed)."""
+        if (id(world.layout), target) not in self.ranked:
+            self._ask(world)
+        places = list(world.layout.places)
+        ranked = self.ranked.get((id(world.layout), target), [])
+        base = 1.0 if not ranked else 1.0 - self.mass
+        out = {h: base / len(places) for h in places}
+        if ranked:
+            tot = sum(2.0 ** -k for k in range(len(ranked)))
+            for k, h in enumerate(ranked):
+                out[h] += self.mass * 2.0 ** -k / tot
+        return out
+
+    def __call__(self, world: RobotWorld, target: str, places: list[str]) -> list[float]:
+        d = self.distribution(world, target)
+        return [d.get(h, 0.0) for h in places]
+
+    def summary(self) -> dict[str, Any]:
+        """What the episode record keeps: ``belief`` ``model`` (every asked target got places),
+        ``partial`` (some kept the uniform belief), ``uniform`` (no call was usable, or no model;
+        ``why`` says which), and the calls' records."""
+        named = [bool(v) for v in self.ranked.values()]
+        if self.ask is None or not any(named):
+            belief = "uniform"
+        else:
+            belief = "model" if all(named) else "partial"
+        why = self.why if self.ask is None else "; ".join(c["invalid"] for c in self.calls if c.get("invalid"))
+        return {"belief": belief, "why": why, "calls": list(self.calls)}
+
+
+def llm_world_prior(client: Any, *, temperature: float | None = 0.5, max_tokens: int | None = 8192,
+                    call_prefix: str = "dynahmrc/llm-mcts/world") -> WorldPrior:
+    """LLM-MCTS's world model on an OpenAI-compatible model: :func:`~.llm_brain.ask_world_prior`
+    read through the study's reply reading (truncated replies recorded, never parsed)."""
+    from .llm_brain import ask_world_prior
+
+    def ask(task: str, objects: dict[str, str], places: list[tuple[str, str]], call_id: str) -> dict[str, Any]:
+        return ask_world_prior(client, task, objects, places, call_id=call_id, temperature=temperature,
+                               max_tokens=max_tokens)
+
+    return WorldPrior(ask, call_prefix=call_prefix)
 
 
 # -- search ----------------------------------------------------------------------------------------

@@ -13,7 +13,10 @@ A unit is one task, one team composition, one method and one variation. Its reco
   ``reflection``, ``memory``, ``random_votes`` for the ablations), ``coela`` (decentralized, no
   election or reflection), ``coherent`` (centralized planner), ``mcts`` / ``mcts_noins`` /
   ``llm_mcts`` (search over the joint action space, :mod:`.mcts`; ``llm_mcts`` uses the model as
-  the PUCT prior on the ``llm`` backend and the heuristic prior offline). The search reads the world
+  the PUCT prior and as the world-model prior on the ``llm`` backend, the heuristic PUCT prior and
+  the uniform belief offline; ``mcts_world_prior`` ``uniform`` keeps the model's PUCT prior but not
+  its world model, an ablation of ours that is its own unit; the episode's ``world_prior`` records
+  the belief used and the world-model call, a truncated or unreadable reply saying so). The search reads the world
   after the variation's update like every method; ``mcts_learn_zones`` (default False, the paper's
   MCTS) lets it prune navigations that failed with Navigation Failed (4) under IRZ.
 - **Backends.** ``heuristic`` is :class:`.offline.OfflineBrain` with ``profile`` in every role;
@@ -56,6 +59,8 @@ SOURCES = ("generated", "file")
 BACKENDS = ("heuristic", "llm")
 METHOD_NAMES = ("dynahmrc", "coela", "coherent", "mcts", "mcts_noins", "llm_mcts")
 VARIATIONS = ("none", "CTO", "IRZ", "ANC", "REC")
+#: LLM-MCTS's world model: the model's commonsense belief, or the uniform belief (ablation).
+WORLD_PRIORS = ("model", "uniform")
 VERSION = 1
 #: Methods whose CC the paper does not report ('-' in tab:central_1 / tab:central_2): their ``cc``
 #: is None (see :mod:`.metrics`).
@@ -73,6 +78,9 @@ DEFAULTS: dict[str, Any] = {
     "mcts_iterations": 200, "mcts_depth": 8, "mcts_c": 1.4, "mcts_max_sim_actions": 3200,
     # False: the paper's MCTS, which IRZ's zones reach only as feedback it cannot use (§4.5)
     "mcts_learn_zones": False,
+    # None: the method's own (llm_mcts: the model's commonsense world model, uniform offline); only
+    # llm_mcts takes "model" or "uniform" (appendix lab:llm_mcts_baseline)
+    "mcts_world_prior": None,
     "backend": "heuristic", "profile": "default",
     "model": None, "base_url": None, "provider": "auto", "api_key_env": None,
     "llm_cache": None, "llm_cache_mode": None,
@@ -111,6 +119,11 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("task_file: task_source 'file' needs a path to a JSON list of tasks")
     if s["variation"] != "none":
         Variation(s["variation"], s["T"], s["zones"])
+    if s["mcts_world_prior"] is not None:
+        check_choice(s, "mcts_world_prior", WORLD_PRIORS)
+        if s["method"] != "llm_mcts":
+            raise ValueError(f"mcts_world_prior: {s['mcts_world_prior']!r} not allowed with method {s['method']!r}; "
+                             f"allowed: None (only llm_mcts has a world model)")
     if s["remove"] is not None and s["variation"] != "REC":
         raise ValueError(f"remove: {s['remove']!r} not allowed with variation {s['variation']!r}; allowed: None "
                          f"(only REC removes a robot)")
@@ -213,16 +226,30 @@ def _config(s: dict[str, Any]) -> Config:
                   seed=_seed(s))
 
 
-def _search(s: dict[str, Any]):
-    from .mcts import MCTSPlanner, heuristic_prior, llm_prior
+def _search(s: dict[str, Any], uid: str = "episode"):
+    """The search planner of a resolved spec; LLM-MCTS's world model (:class:`~.mcts.WorldPrior`)
+    asks the model once per episode on the ``llm`` backend (call ids ``<run ns><uid>/world/c<k>``),
+    and is the uniform belief offline (no model, no commonsense) or with ``mcts_world_prior``
+    ``uniform``."""
+    from .mcts import MCTSPlanner, WorldPrior, heuristic_prior, llm_prior, llm_world_prior
 
-    prior = None
+    prior, world = None, None
     if s["method"] == "llm_mcts":
-        prior = (llm_prior(endpoint_client(s, s["model"]), max_tokens=s["max_tokens"]) if s["backend"] == "llm"
-                 else heuristic_prior)
+        if s["backend"] == "llm":
+            client = endpoint_client(s, s["model"])
+            prior = llm_prior(client, max_tokens=s["max_tokens"])
+            ns = f"run{s['run']}/" if s["run"] else ""
+            world = WorldPrior(None, why="mcts_world_prior 'uniform': the model's world model is not used") \
+                if s["mcts_world_prior"] == "uniform" else \
+                llm_world_prior(client, temperature=s["temperature"], max_tokens=s["max_tokens"],
+                                call_prefix=f"{ns}{uid}/world")
+        else:
+            prior = heuristic_prior
+            world = WorldPrior(None, why="offline: no model, hence no commonsense (uniform over the places not "
+                                         "seen empty)")
     return MCTSPlanner(instructions=s["method"] != "mcts_noins", iterations=s["mcts_iterations"],
                        depth=s["mcts_depth"], c=float(s["mcts_c"]), seed=_seed(s), policy_prior=prior,
-                       max_sim_actions=s["mcts_max_sim_actions"], learn_zones=s["mcts_learn_zones"])
+                       prior=world, max_sim_actions=s["mcts_max_sim_actions"], learn_zones=s["mcts_learn_zones"])
 
 
 def run_spec(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[str, Brain]] | None = None
@@ -263,10 +290,11 @@ def run_unit(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[
     rec = f"-{plan.removed_code}" if plan is not None and plan.removed_code not in (None, *removable(task.team)[:1]) \
         else ""
     learn = "+learn_zones" if s["mcts_learn_zones"] else ""  # not the paper's MCTS: its own unit
+    learn += "+uniform_world" if s["mcts_world_prior"] == "uniform" else ""  # not the paper's LLM-MCTS
     uid = f"{task.id}/{s['method']}{learn}/{s['variation']}{rec}/r{s['run']}"
     cap = s["max_steps"] or task.max_steps
     if s["method"].startswith("mcts") or s["method"] == "llm_mcts":
-        planner = _search(s)
+        planner = _search(s, uid)
         log = run_joint_episode(world, planner.decide, max_steps=cap, variation=variation, observe=planner.observe)
         # search has no model; LLM-MCTS's prior is the model on the llm backend, the heuristic prior offline
         backend = backend_label(s["provider"], s["base_url"], s["model"]) \
@@ -280,7 +308,10 @@ def run_unit(spec: dict[str, Any], wrap_team: Callable[[dict[str, Brain]], dict[
                           variation=variation, brain_for=make, episode_id=uid, task_id=task.id,
                           record_decisions=record_decisions)
         backend = "/".join(dict.fromkeys(b.label for b in brains.values()))
-    return {"episode": _episode(s, task, world, log, backend, uid, cap, plan), "steps": log.steps}, log
+    episode = _episode(s, task, world, log, backend, uid, cap, plan)
+    if s["method"] == "llm_mcts":
+        episode["world_prior"] = planner.prior.summary()  # the belief the search sampled from, and why
+    return {"episode": episode, "steps": log.steps}, log
 
 
 def _episode(s: dict[str, Any], task: Task, world: RobotWorld, log: EpisodeLog, backend: str, uid: str,
