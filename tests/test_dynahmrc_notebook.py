@@ -113,7 +113,9 @@ def test_a_refused_mover_hands_off_to_the_manipulator(default_run):
 
 def test_every_sentence_matches_its_tables(default_run):
     *_, R, _ = default_run
-    assert {"static", "dynamic", "centralized", "ablation", "search", "paired", "election"} <= set(R.sections)
+    assert {"static", "dynamic", "centralized", "ablation", "search", "paired", "election", "sensitivity"} <= set(R.sections)
+    assert {"sensitivity_CTO", "sensitivity_IRZ", "sensitivity_ANC_REC_wide", "dynamic_goal_zone_wide",
+            "dynamic_team_change_wide"} <= set(R.tables)
     for f in R.findings():
         consistent(f, R.tables)
     assert 3 <= len(R.headlines) <= 5

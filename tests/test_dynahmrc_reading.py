@@ -12,6 +12,7 @@ from test_findings import check_consistent
 
 from collablab.analysis.findings import MAX_SENTENCE, Finding, backend_of
 from collablab.analysis.present import TableStyle, present
+from collablab.studies.dynahmrc import experiments as E
 from collablab.studies.dynahmrc import findings as F
 from collablab.studies.dynahmrc import report as RP
 
@@ -159,3 +160,82 @@ def test_search_under_variation_follows_the_papers_direction():
     f = F.search_under_variation(t, "MCTS", "IRZ", B)
     assert f.shown is None and "too few episodes" in f.text
     assert F.search_under_variation(t, "MCTS", "CTO", B) is None  # no row, no sentence
+
+
+def _sensitivity(key, values: dict, n=30, setting=None):
+    """A sensitivity table: ``values`` maps (key value, method) to the success mean, interval +-0.1."""
+    return _summary([{**({"setting": setting} if setting else {}), key: k, "method_label": m, "n": n, "mean": v,
+                      "low": max(0.0, v - 0.1), "high": min(1.0, v + 0.1)} for (k, m), v in values.items()])
+
+
+def test_timing_disrupts_reads_the_earliest_T_against_T5():
+    """lab:sensitivity_dyna: earlier CTO changes are more disruptive to the baselines (tab:dT_CTO)."""
+    t = _sensitivity("T", {(3, "CoELA"): 0.22, (5, "CoELA"): 0.48, (10, "CoELA"): 0.33})
+    f = F.timing_disrupts(t, "CoELA", B)
+    consistent(f, {"sensitivity_CTO": t})
+    assert f.shown is True and "at T = 3 CoELA succeeds in 22.0%" in f.text and "[38.0%, 58.0%] at T = 5" in f.text
+    t = _sensitivity("T", {(3, "CoELA"): 0.50, (5, "CoELA"): 0.48, (10, "CoELA"): 0.33})
+    f = F.timing_disrupts(t, "CoELA", B)
+    consistent(f, {"sensitivity_CTO": t})
+    assert f.shown is False and "does not show" in f.text
+    t = _sensitivity("T", {(3, "CoELA"): 0.22, (5, "CoELA"): 0.48}, n=4)
+    assert F.timing_disrupts(t, "CoELA", B).shown is None
+
+
+def test_zones_do_not_strictly_degrade_is_worded_like_the_appendix():
+    """lab:sensitivity_dyna: IRZ results "do not strictly degrade" as zones are added (tab:dN_IRZ)."""
+    t = _sensitivity("zones", {(1, "COHERENT"): 0.75, (2, "COHERENT"): 0.476, (3, "COHERENT"): 0.778})
+    f = F.zones_do_not_strictly_degrade(t, "COHERENT", B)
+    consistent(f, {"sensitivity_IRZ": t})
+    assert f.shown is True and "does not strictly degrade as zones are added: 75.0% with 1 restricted zone" in f.text
+    t = _sensitivity("zones", {(1, "COHERENT"): 0.75, (2, "COHERENT"): 0.5, (3, "COHERENT"): 0.3})
+    f = F.zones_do_not_strictly_degrade(t, "COHERENT", B)
+    consistent(f, {"sensitivity_IRZ": t})
+    assert f.shown is False and "falls with every added zone" in f.text
+    t = _sensitivity("zones", {(1, "COHERENT"): 0.75, (2, "COHERENT"): 0.5}, n=3)
+    assert F.zones_do_not_strictly_degrade(t, "COHERENT", B).shown is None
+
+
+def test_sensitivity_best_is_best_or_near_best_at_every_T():
+    """lab:sensitivity_dyna: DynaHMRC is best or near-best at every T under ANC and REC (tab:dT_ANC_REC)."""
+    vals = {(T, m): v for T, row in ((3, (0.81, 0.08)), (5, (0.80, 0.39)), (13, (0.7, 0.75)))
+            for m, v in zip(("DynaHMRC", "CoELA"), row)}
+    t = _sensitivity("T", vals, setting="ANC")
+    f = F.sensitivity_best(t, "sensitivity_ANC_REC", "ANC", B)
+    consistent(f, {"sensitivity_ANC_REC": t})
+    assert f.shown is True and "T = 13: 70.0% against CoELA's 75.0%" in f.text  # near-best: inside its interval
+    t = _sensitivity("T", {**vals, (13, "CoELA"): 0.95}, setting="ANC")
+    f = F.sensitivity_best(t, "sensitivity_ANC_REC", "ANC", B)
+    consistent(f, {"sensitivity_ANC_REC": t})
+    assert f.shown is False
+    assert F.sensitivity_best(t, "sensitivity_ANC_REC", "REC", B) is None  # no REC rows
+
+
+def test_the_sensitivity_frame_holds_only_the_sensitivity_grid():
+    """The sensitivity tables read only lab:sensitivity_dyna's grid: Pack Objects, its teams, its first
+    ``sensitivity_tasks`` tasks, the full framework, the T and zone counts each table varies."""
+    rows = []
+    for v, key, values in (("CTO", "T", (3, 5, 10)), ("IRZ", "zones", (1, 2, 3)), ("ANC", "T", (3, 5, 13))):
+        for value in values:
+            for m in ("dynahmrc", "coela", "coherent"):
+                for i in range(3):
+                    T, z = (value, 1) if key == "T" else (5, value)
+                    team = "Ma-MoMa" if v == "ANC" else "Ma-MoMa-UAV"
+                    rows.append({"task": f"t{i}", "kind": "pack", "level": "medium", "team": team,
+                                 "team_after": "Ma-MoMa-UAV" if v == "ANC" else team, "n_types": 2, "instance": i,
+                                 "variation": v, "T": T, "zones": z if v == "IRZ" else 0, "method": m,
+                                 "ablation": "none", "memory": 10, "random_votes": 0.0, "backend": B, "run": 0,
+                                 "success": bool(i % 2), "ps": 0.5, "ts": 20, "as_per_robot": 10.0, "cc": 1.0,
+                                 "redundant": 0, "conflicting": 0, "invalid_actions": 0, "election_rounds": 0,
+                                 "L": 1.0, "N": 0.5, "Y": 0.5})
+    ep = pd.DataFrame(rows)
+    P = {"n_resamples": 200, "ablation_levels": ["medium"], "sensitivity": ["CTO", "IRZ", "ANC"],
+         "sensitivity_teams": ["Ma-MoMa", "Ma-MoMa-UAV"], "sensitivity_tasks": 2}
+    ep = pd.concat([ep, ep.assign(kind="sort"), ep.assign(ablation="feedback"), ep.assign(T=7, zones=2)])
+    s = RP.sensitivity_frame(E.episode_frame(ep), P)
+    assert len(s) == 3 * 3 * 3 * 2  # three variations x three settings x three methods x two tasks
+    assert set(s["kind"]) == {"pack"} and set(s["ablation_label"]) == {"full"} and set(s["instance"]) == {0, 1}
+    assert set(zip(s["setting"], s["T"], s["zones"])) == {("CTO", 3, 0), ("CTO", 5, 0), ("CTO", 10, 0), ("IRZ", 5, 1),
+                                                          ("IRZ", 5, 2), ("IRZ", 5, 3), ("ANC", 3, 0), ("ANC", 5, 0),
+                                                          ("ANC", 13, 0)}
+    assert RP.sensitivity_frame(E.episode_frame(ep), {**P, "sensitivity": []}).empty

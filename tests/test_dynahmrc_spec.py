@@ -85,3 +85,30 @@ def test_the_notebook_grid_runs_mcts_under_every_variation():
                    ("REC", "Ma-MoMa-Mo-UAV")}
     with pytest.raises(ValueError, match="dynamic_search"):
         E.check_parameters({**P, "dynamic_search": ["astar"]})
+
+
+def test_the_notebook_grid_runs_the_sensitivity_settings_on_pack_objects():
+    """lab:sensitivity_dyna: Pack Objects only; CTO at T = 3, 5, 10, IRZ with 1-3 zones at T = 5, ANC and
+    REC at T = 3, 5, 13, on the sensitivity teams each variation allows; T = 5 and one zone are the
+    dynamic block's own units (one spec each)."""
+    P = {"n_tasks": 1, "search_tasks": 0, "task_seed": 0, "runs": [0], "kinds": ["pack"], "levels": ["medium"],
+         "teams": ["Ma-MoMa", "Ma-MoMa-UAV"], "methods": ["dynahmrc"], "search_levels": [], "search_methods": [],
+         "mcts_iterations": 10, "mcts_max_sim_actions": 100, "variations": ["CTO", "IRZ", "ANC", "REC"], "T": 5,
+         "ablations": [], "ablation_levels": [], "backend": "heuristic", "profile": "default",
+         "sensitivity": ["CTO", "IRZ", "ANC", "REC"], "sensitivity_teams": ["Ma-MoMa", "Ma-MoMa-UAV"],
+         "sensitivity_tasks": 1}
+    E.check_parameters(P)
+    got = {(s["variation"], s["team"], s["T"], s.get("zones", 1)) for s in E.specs(P) if s.get("variation")}
+    assert got == {("CTO", t, T, 1) for t in ("Ma-MoMa", "Ma-MoMa-UAV") for T in (3, 5, 10)} | {
+        ("IRZ", "Ma-MoMa-UAV", 5, z) for z in (1, 2, 3)} | {("ANC", "Ma-MoMa", T, 1) for T in (3, 5, 13)} | {
+        ("REC", "Ma-MoMa-UAV", T, 1) for T in (3, 5, 13)}
+    assert {s["kind"] for s in E.specs({**P, "kinds": ["pack", "sort"]}) if s.get("T") == 3} == {"pack"}
+    assert len([s for s in E.specs(P) if s.get("variation")]) == len(got)  # T = 5 with one zone: the dynamic block's unit, once
+    for bad, match in (({"sensitivity": ["XYZ"]}, "sensitivity"), ({"sensitivity_teams": ["Ma"]}, "sensitivity_teams"),
+                       ({"sensitivity_tasks": -1}, "sensitivity_tasks")):
+        with pytest.raises(ValueError, match=match):
+            E.check_parameters({**P, **bad})
+    for s in E.specs(P):  # every unit is a valid spec (three zones keep the generated task feasible)
+        if s.get("zones") == 3:
+            from collablab.studies.dynahmrc import run_spec
+            assert run_spec(s)["episode"]["zones"] == 3

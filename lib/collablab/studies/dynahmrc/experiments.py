@@ -14,6 +14,12 @@ Four blocks, each a list of specs (duplicates across blocks run once):
   difficulty with the 30-step cap; with them the search baselines of ``dynamic_search`` (MCTS: the
   only search rows of those tables) on ``dynamic_search_teams`` (one team per size by default),
   ``search_tasks`` tasks per cell, at the search block's budget;
+- **sensitivity** (``lab:sensitivity_dyna``: ``tab:dT_CTO``, ``tab:dN_IRZ``, ``tab:dT_ANC_REC``): "additional
+  experiments on the Pack Objects task" varying what :data:`SENSITIVITY` names for each variation of
+  ``sensitivity`` (CTO's trigger step T = 3, 5, 10; IRZ's number of restricted zones 1, 2, 3 at T = 5;
+  ANC's and REC's T = 3, 5, 13), on ``sensitivity_teams`` (those each variation allows) x
+  ``sensitivity_tasks`` tasks x ``methods``; the default setting (T = 5, one zone) is the dynamic
+  block's own unit where both grids meet;
 - **ablation** (``tab:ablation``, ``tab:memory_length``, ``tab:random_votes``): DynaHMRC without
   history, feedback, leader or reflection, with memory 15 and with 50% random votes, on the static
   tasks of ``ablation_levels`` and the variations. Both tiers have targets to find (our reading of
@@ -37,6 +43,7 @@ from ...runs.spec_checks import check_choice, check_int, check_items
 from .difficulty import LEVELS
 from .robots import ANC_TRANSITIONS, COMPOSITIONS, REC_TRANSITIONS
 from .spec import BACKENDS, DEFAULTS, endpoints, resolve, validate
+from .tasks import IRZ_MAX_ZONES
 from .variations import ALLOWED_T, IRZ_TEAMS
 from .world import TASK_KINDS
 
@@ -51,13 +58,22 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 }
 VARIATION_TEAMS = {"CTO": COMPOSITIONS, "IRZ": IRZ_TEAMS, "ANC": tuple(ANC_TRANSITIONS),
                    "REC": tuple(REC_TRANSITIONS)}
+#: ``lab:sensitivity_dyna``: the spec key each variation's sensitivity table varies, and its values
+#: (CTO: "T=3,5,10"; IRZ: "1, 2, and 3 restricted zones" at the default T = 5; ANC and REC: "early,
+#: middle, and late disruptions", T = 3, 5, 13).
+SENSITIVITY: dict[str, tuple[str, tuple[int, ...]]] = {
+    "CTO": ("T", ALLOWED_T["CTO"]), "IRZ": ("zones", tuple(range(1, IRZ_MAX_ZONES + 1))),
+    "ANC": ("T", ALLOWED_T["ANC"]), "REC": ("T", ALLOWED_T["REC"])}
+#: The sensitivity experiments' task kind: "additional experiments on the Pack Objects task".
+SENSITIVITY_KIND = "pack"
 METHOD_LABELS = {"dynahmrc": "DynaHMRC", "coela": "CoELA", "coherent": "COHERENT", "mcts": "MCTS",
                  "mcts_noins": "MCTS-NoINS", "llm_mcts": "LLM-MCTS"}
 #: The notebook's ``methods`` (the framework and the LLM-style baselines) and ``search_methods``.
 METHODS = ("dynahmrc", "coela", "coherent")
 SEARCH_METHODS = ("mcts", "mcts_noins", "llm_mcts")
 
-__all__ = ["ABLATIONS", "FN", "METHODS", "METHOD_LABELS", "NOTEBOOK", "SEARCH_METHODS", "VARIATION_TEAMS",
+__all__ = ["ABLATIONS", "FN", "METHODS", "METHOD_LABELS", "NOTEBOOK", "SEARCH_METHODS", "SENSITIVITY",
+           "SENSITIVITY_KIND", "VARIATION_TEAMS",
            "backend_keys", "check_parameters", "episode_frame", "run_notebook", "specs"]
 
 
@@ -92,6 +108,10 @@ def check_parameters(P: Params) -> None:
         check_items(P, "dynamic_search", SEARCH_METHODS, empty=True)
         check_items(P, "dynamic_search_teams", COMPOSITIONS, empty=True)
     check_items(P, "variations", tuple(VARIATION_TEAMS), empty=True)
+    if "sensitivity" in P:
+        check_items(P, "sensitivity", tuple(SENSITIVITY), empty=True)
+        check_items(P, "sensitivity_teams", COMPOSITIONS, empty=True)
+        check_int(P, "sensitivity_tasks", 0)
     check_items(P, "ablations", tuple(ABLATIONS), empty=True)
     check_items(P, "ablation_levels", LEVELS, empty=True)
     check_items(P, "runs", low=0)
@@ -158,6 +178,17 @@ def specs(P: Params) -> list[dict[str, Any]]:
                             add({"kind": kind, "team": team, "instance": i, "method": m, "variation": v,
                                  "T": P["T"], "mcts_iterations": P["mcts_iterations"],
                                  "mcts_max_sim_actions": P["mcts_max_sim_actions"]})
+    if P.get("sensitivity"):
+        for v in P["sensitivity"]:
+            key, values = SENSITIVITY[v]
+            for team in [t for t in P.get("sensitivity_teams", ()) if t in VARIATION_TEAMS[v]]:
+                for value in values:
+                    setting = {"T": DEFAULTS["T"], "zones": DEFAULTS["zones"], key: value}
+                    for i in range(_check_int(P, "sensitivity_tasks", 0)):
+                        for m in P["methods"]:
+                            add({"kind": SENSITIVITY_KIND, "team": team, "instance": i, "method": m, "variation": v,
+                                 "T": setting["T"],
+                                 **({"zones": setting["zones"]} if setting["zones"] != DEFAULTS["zones"] else {})})
     seen, unique = set(), []
     for s in out:
         key = tuple(sorted(s.items()))

@@ -28,7 +28,8 @@ from .difficulty import LEVELS
 
 __all__ = ["MIN_N", "NAMES", "PAPER_SIGN", "PCT", "ablation_drops", "beyond", "centralized_gap", "difficulty_fall",
            "dynamic_gap", "election_first_round", "leader_saves_steps", "limits", "paired_effect",
-           "search_team_size", "search_under_variation"]
+           "search_team_size", "search_under_variation", "sensitivity_best", "timing_disrupts",
+           "zones_do_not_strictly_degrade"]
 
 #: Below this many episodes (or paired tasks) in a cell, a finding is "too few units to tell".
 MIN_N = 10
@@ -150,6 +151,88 @@ def search_under_variation(t: pd.DataFrame, method: str, setting: str, backend: 
     return _finding(f"{method}'s success {word} under {setting} against static medium tasks (§4.5)",
                     [f"Under {setting} {method} succeeds in ", qv, " of medium episodes, against ", *static,
                      f" on static medium tasks (paper: it {paper})", tail], shown)
+
+
+def timing_disrupts(t: pd.DataFrame, method: str, backend: str, name: str = "sensitivity_CTO") -> Finding | None:
+    """``lab:sensitivity_dyna``, CTO: "earlier target changes are more disruptive to the baseline methods"
+    (paper Table dT_CTO: at T = 3 COHERENT and CoELA reach 14.8% and 22.2% success against 40.7% and 48.1%
+    at T = 5); :func:`beyond` of the earliest T's success against the default T = 5's interval, below."""
+    ts = sorted(int(v) for v in set(t.loc[t["method_label"] == method, "T"]))
+    if 5 not in ts or not ts or ts[0] >= 5:
+        return None
+    early = quote(t, name, {"T": ts[0], "method_label": method}, "success_mean", PCT)
+    default = _mean_ci(t, name, {"T": 5, "method_label": method}, "success")
+    if early is None or default is None:
+        return None
+    n = min(_n(t, {"T": v, "method_label": method}) for v in (ts[0], 5))
+    shown = None if n < MIN_N else _beyond(early, default, -1)
+    tail = (", from too few episodes to tell." if n < MIN_N else
+            {True: ".", None: ", within that interval: too close to tell.",
+             False: _not(backend, "the paper's larger disruption from an early change")}[shown])
+    return _finding(f"an earlier CTO disrupts {method} more (paper Table dT_CTO)",
+                    [f"When the targets change at T = {ts[0]} {method} succeeds in ", early,
+                     " of Pack Objects episodes, against ", *default, " at T = 5", tail], shown)
+
+
+def zones_do_not_strictly_degrade(t: pd.DataFrame, method: str, backend: str,
+                                  name: str = "sensitivity_IRZ") -> Finding | None:
+    """``lab:sensitivity_dyna``, IRZ: "performance does not strictly degrade as the number of restricted
+    zones increases" (paper Table dN_IRZ); a trend of means as printed: shown when the success rate does
+    not fall at every added zone, not shown when it does."""
+    part = t[t["method_label"] == method].sort_values("zones")
+    if len(part) < 2:
+        return None
+    zs = [int(z) for z in part["zones"]]
+    qs = [quote(t, name, {"zones": z, "method_label": method}, "success_mean", PCT) for z in zs]
+    listing: list[Any] = []
+    for k, (z, q) in enumerate(zip(zs, qs)):
+        listing += ["" if k == 0 else " and " if k == len(qs) - 1 else ", ", q,
+                    f" with {z} restricted zone" + ("" if z == 1 else "s") if k == 0 else f" with {z}"]
+    claim = f"{method}'s results do not strictly degrade as zones are added (paper Table dN_IRZ)"
+    if int(part["n"].min()) < MIN_N:
+        return _finding(claim, [f"Under IRZ {method}'s success rate is ", *listing,
+                                f"; one cell has only {_episodes(int(part['n'].min()))}, too few to tell."], None)
+    falls = all(b.shown_value < a.shown_value for a, b in zip(qs, qs[1:]))
+    if not falls:
+        return _finding(claim, [f"Under IRZ {method}'s success rate does not strictly degrade as zones are added: ",
+                                *listing, "."], True)
+    return _finding(claim, [f"Under IRZ {method}'s success rate falls with every added zone (", *listing, ")",
+                            _not(backend, "the paper's uneven results")], False)
+
+
+def sensitivity_best(t: pd.DataFrame, name: str, setting: str | None, backend: str) -> Finding | None:
+    """``lab:sensitivity_dyna``: DynaHMRC "consistently achieves the best or near-best SUCC" at every
+    trigger step (ANC and REC, paper Table dT_ANC_REC; CTO: it "consistently maintains strong
+    performance"). Near-best, by :func:`beyond` read from the other side: at every T no other method's
+    success lies beyond DynaHMRC's interval above it (shown); some does (not shown)."""
+    rows = t if setting is None else t[t["setting"] == setting]
+    base = {} if setting is None else {"setting": setting}
+    ts = sorted(int(v) for v in set(rows["T"]))
+    if len(ts) < 2 or "DynaHMRC" not in set(rows["method_label"]):
+        return None
+    parts: list[Any] = []
+    verdicts: list[bool] = []
+    for T in ts:
+        own = _mean_ci(t, name, {**base, "T": T, "method_label": "DynaHMRC"}, "success")
+        others = rows[(rows["T"] == T) & (rows["method_label"] != "DynaHMRC")]
+        if own is None or not len(others):
+            return None
+        best = str(others.loc[others["success_mean"].idxmax(), "method_label"])
+        qb = quote(t, name, {**base, "T": T, "method_label": best}, "success_mean", PCT)
+        verdicts.append(qb.shown_value <= own[4].shown_value)
+        parts += ["; " if parts else "", f"T = {T}: ", own[0], f" against {best}'s ", qb]
+    where = setting or "CTO"
+    table = "dT_CTO" if setting is None else "dT_ANC_REC"
+    claim = f"DynaHMRC is best or near-best at every trigger step under {where} (paper Table {table})"
+    n = int(rows["n"].min())
+    if n < MIN_N:
+        return _finding(claim, [f"Under {where} DynaHMRC's success rate is ", *parts,
+                                f", one cell has only {_episodes(n)}, too few to tell."], None)
+    if all(verdicts):
+        return _finding(claim, [f"Under {where} DynaHMRC's success rate is the best or near-best at every trigger step (",
+                                *parts, ")."], True)
+    return _finding(claim, [f"Under {where} another method lies above DynaHMRC's interval at some trigger step (",
+                            *parts, ")", _not(backend, "the paper's best or near-best at every step")], False)
 
 
 def ablation_drops(t: pd.DataFrame, backend: str) -> list[Finding]:

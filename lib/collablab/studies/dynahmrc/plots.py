@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from ...analysis.plots import HouseFigure, figure_title, use_house_style
 
 __all__ = ["COLORS", "ablation_plot", "centralized_plot", "coordination_plot", "leader_plot", "metric_panels",
-           "paired_plot", "search_plot"]
+           "paired_plot", "search_plot", "sensitivity_plot"]
 
 #: One colour per method in every figure (seaborn's colour-blind palette, as the house style).
 COLORS = {"DynaHMRC": "#0173b2", "CoELA": "#de8f05", "COHERENT": "#029e73", "MCTS": "#d55e00",
@@ -99,6 +99,36 @@ def search_plot(t: pd.DataFrame, *, backend: Any, title: str) -> Figure:
         ax.set_xlabel("robot types in the team")
         ax.set_title(label, fontsize=10)
         ax.set_ylim(-5, 105)
+    _legend(fig, axes[0])
+    figure_title(fig, title, backend)
+    return fig
+
+
+def sensitivity_plot(tables: dict[str, pd.DataFrame], *, backend: Any, title: str) -> Figure:
+    """``lab:sensitivity_dyna`` in one row: success by trigger step T (CTO, ANC, REC) or by number of
+    restricted zones (IRZ), one dodged point with its 95% interval and a thin line per method."""
+    panels = []
+    for name, t in tables.items():
+        if name == "ANC/REC":
+            panels += [(v, t[t["setting"] == v], "T") for v in ("ANC", "REC") if (t["setting"] == v).any()]
+        else:
+            panels.append((name, t, "zones" if name == "IRZ" else "T"))
+    fig, axes = _figure(2.6 * len(panels) + 0.6, 3.4, 1, len(panels), sharey=True)
+    for ax, (name, t, x) in zip(axes, panels):
+        methods = [m for m in COLORS if m in set(t["method_label"])]
+        for k, m in enumerate(methods):
+            part = t[t["method_label"] == m].sort_values(x)
+            xs = np.arange(len(part)) + (k - (len(methods) - 1) / 2) * 0.12
+            _errbar(ax, xs, part["success_mean"] * 100, part["success_low"] * 100, part["success_high"] * 100,
+                    color=_color(m), label=m)
+            ax.plot(xs, part["success_mean"] * 100, color=_color(m), lw=1)
+        values = sorted(int(v) for v in set(t[x]))
+        ax.set_xticks(range(len(values)))
+        ax.set_xticklabels([str(v) for v in values])
+        ax.set_xlabel("restricted zones" if x == "zones" else "trigger step T")
+        ax.set_title(name, fontsize=10)
+        ax.set_ylim(-5, 105)
+    axes[0].set_ylabel("success rate (%)")
     _legend(fig, axes[0])
     figure_title(fig, title, backend)
     return fig

@@ -21,12 +21,13 @@ from ...analysis.present import TableStyle
 from . import findings as F
 from . import plots
 from .difficulty import LEVELS
-from .experiments import episode_frame
+from .experiments import SENSITIVITY, SENSITIVITY_KIND, episode_frame
 from .metrics import election_summary
 from .robots import COMPOSITIONS, ROBOT_TYPES
 from .stats import paired_comparison, stage_cost_table, summary_table, weight_sensitivity
 
-__all__ = ["FIGURES", "METRICS", "figure", "llm_cost", "read_notebook", "wide"]
+__all__ = ["FIGURES", "METRICS", "PAPER_SENSITIVITY", "figure", "llm_cost", "read_notebook", "sensitivity_frame",
+           "unseen_objects", "wide"]
 
 METRICS = ("success", "ps", "ts", "as_per_robot", "cc")
 DECENTRALIZED = ("DynaHMRC", "CoELA")
@@ -38,6 +39,18 @@ _RENAME = {"method_label": "method", "level": "difficulty", "setting": "setting"
            "ps_mean": "partial success", "ts_mean": "temporal steps", "as_per_robot_mean": "action steps / robot",
            "cc_mean": "communications / robot"}
 _CI = "mean [95% bootstrap interval]"
+#: ``lab:sensitivity_dyna``'s tables and what they report, in words (GPT-4o and fine-tuned Qwen3-4B rows).
+PAPER_SENSITIVITY = {
+    "CTO": "paper Table dT_CTO: earlier target changes are more disruptive to the baselines (at T = 3 COHERENT "
+           "and CoELA reach only 14.8% and 22.2% success), while fine-tuned DynaHMRC keeps 75.9% and stays "
+           "strong across T = 3, 5, 10",
+    "IRZ": "paper Table dN_IRZ: results do not strictly degrade as restricted zones are added (COHERENT 75.0%, "
+           "47.6%, 77.8% with 1, 2, 3 zones), since the difficulty depends on whether zones block critical paths",
+    "ANC": "paper Table dT_ANC_REC: fine-tuned DynaHMRC has the best or near-best success and partial success "
+           "at every trigger step T = 3, 5, 13",
+    "REC": "paper Table dT_ANC_REC: fine-tuned DynaHMRC has the best or near-best success and partial success "
+           "at every trigger step T = 3, 5, 13",
+}
 
 
 def _metric_style(caption: str, **kw: Any) -> TableStyle:
@@ -71,6 +84,21 @@ def _styles(R: Report) -> dict[str, TableStyle]:
             rates=LLM_STYLE, caption=f"Success rate by team (rows) and method (columns), static tasks, {_CI}; "
                                      "every method and metric in tables/by_composition.csv."),
         "dynamic": _metric_style(f"Medium tasks under each variation (changed at step T): {_CI}."),
+        "dynamic_goal_zone_wide": TableStyle(
+            rates=LLM_STYLE, caption=f"Success rate per team composition under CTO and IRZ (paper Tables V-VI), "
+                                     f"{_CI}; every metric in tables/dynamic_by_team.csv."),
+        "dynamic_team_change_wide": TableStyle(
+            rates=LLM_STYLE, caption=f"Success rate per team transition under ANC and REC (paper Tables VII-VIII: "
+                                     f"team before → after), {_CI}; every metric in tables/dynamic_by_team.csv."),
+        "sensitivity_CTO": _metric_style(f"CTO on Pack Objects by trigger step T (default 5; {PAPER_SENSITIVITY['CTO']}): "
+                                         f"{_CI}.", labels=("T",)),
+        "sensitivity_IRZ": _metric_style(f"IRZ on Pack Objects by number of restricted zones at T = 5 "
+                                         f"({PAPER_SENSITIVITY['IRZ']}): {_CI}.", labels=("zones",)),
+        "sensitivity_ANC_REC_wide": TableStyle(
+            rates=[c for c in R.tables.get("sensitivity_ANC_REC_wide", pd.DataFrame()).columns
+                   if c.endswith(("success rate", "partial success"))], rename={"method_label": "method"},
+            labels=("T",), caption=f"ANC and REC on Pack Objects by trigger step T (default 5; "
+                                   f"{PAPER_SENSITIVITY['ANC']}): {_CI}."),
         "centralized_wide": TableStyle(rates=pct, rename={"n_types": "robot types"},
                                        caption=f"Decentralized DynaHMRC and centralized COHERENT: {_CI}."),
         "coordination_wide": TableStyle(caption="Redundant and conflicting actions per episode (means), by setting "
@@ -134,6 +162,26 @@ def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapping[str, A
     R.tables["by_composition_wide"] = wide(llm_style, ["team"], "method_label", ["success"])
     R.tables["by_kind"] = _means(static, ["method_label", "kind", "level"], nr)
     R.tables["dynamic"] = _means(dyn[~dyn["method"].str.contains("mcts")], ["method_label", "setting"], nr)
+    llm_dyn = dyn[~dyn["method"].str.contains("mcts")]
+    if len(llm_dyn):  # tab:goal_exp ... tab:removal_exp print one block per team composition (or transition)
+        comp = llm_dyn.assign(team=[t if a == t else f"{t} → {a}" for t, a in zip(llm_dyn["team"], llm_dyn["team_after"])])
+        R.tables["dynamic_by_team"] = _order(_means(comp, ["method_label", "setting", "team"], nr), "setting", SETTINGS)
+        for name, settings in (("dynamic_goal_zone_wide", ("CTO", "IRZ")), ("dynamic_team_change_wide", ("ANC", "REC"))):
+            part = R.tables["dynamic_by_team"][R.tables["dynamic_by_team"]["setting"].isin(settings)
+                                               & R.tables["dynamic_by_team"]["method_label"].isin(LLM_STYLE)]
+            if len(part):
+                R.tables[name] = wide(part, ["setting", "team"], "method_label", ["success"])
+    sens = sensitivity_frame(e, P)
+    for v, (key, values) in SENSITIVITY.items():
+        part = sens[sens["setting"] == v]
+        if v in ("CTO", "IRZ") and part[key].nunique() > 1:
+            R.tables[f"sensitivity_{v}"] = _order(_means(part, [key, "method_label"], nr), key, values)
+    ar = sens[sens["setting"].isin(["ANC", "REC"])]
+    if ar["T"].nunique() > 1:
+        R.tables["sensitivity_ANC_REC"] = _order(_means(ar, ["setting", "T", "method_label"], nr), "T",
+                                                 SENSITIVITY["ANC"][1])
+        t = R.tables["sensitivity_ANC_REC"]
+        R.tables["sensitivity_ANC_REC_wide"] = wide(t, ["T", "method_label"], "setting", ["success", "ps"])
     dsearch = dyn[dyn["method"].str.contains("mcts")]
     if len(dsearch):  # tab:goal_exp ... tab:removal_exp's MCTS rows, beside the same search at static medium
         base = e[(e["setting"] == "Static") & (e["level"] == "medium") & e["method"].isin(set(dsearch["method"]))]
@@ -185,11 +233,45 @@ def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapping[str, A
             R.tables[name] = t.assign(backend=backend)
     R.styles = _styles(R)
     if run_dir is not None:  # the long tables the compact views come from
-        for name in ("by_composition", "coordination", "ablation", "centralized", "by_kind"):
+        for name in ("by_composition", "coordination", "ablation", "centralized", "by_kind", "dynamic_by_team",
+                     "sensitivity_ANC_REC"):
+            if name not in R.tables:
+                continue
             path = Path(run_dir) / "tables" / f"{name}.csv"
             path.parent.mkdir(parents=True, exist_ok=True)
             R.tables[name].to_csv(path, index=False)
     return R
+
+
+def sensitivity_frame(e: pd.DataFrame, P: Mapping[str, Any]) -> pd.DataFrame:
+    """The episodes of ``lab:sensitivity_dyna``'s grid (:data:`.experiments.SENSITIVITY`): Pack Objects, the
+    full framework and the LLM-style baselines, the ``sensitivity`` variations on ``sensitivity_teams``,
+    the first ``sensitivity_tasks`` tasks, at each trigger step and zone count the grid runs (so each
+    setting's cell holds the same teams and tasks; the dynamic block adds more tasks only at T = 5)."""
+    vs, teams, n = list(P.get("sensitivity", [])), list(P.get("sensitivity_teams", [])), int(P.get("sensitivity_tasks", 0))
+    keep = ((e["kind"] == SENSITIVITY_KIND) & e["setting"].isin(vs) & e["team"].isin(teams)
+            & (e["instance"] < n) & (e["ablation_label"] == "full") & e["method_label"].isin(LLM_STYLE))
+    part = e[keep]
+    ok = [(T in SENSITIVITY[v][1] and z == 1) if SENSITIVITY[v][0] == "T" else (T == 5 and z in SENSITIVITY[v][1])
+          for v, T, z in zip(part["setting"], part["T"], part["zones"].where(part["setting"] == "IRZ", 1))]
+    return part[pd.Series(ok, index=part.index, dtype=bool)]
+
+
+def unseen_objects(R: Report) -> Any:
+    """``tab:unseen_obj`` (appendix ``lab:obj_generalization``) in words: it compares the fine-tuned
+    Qwen3-4B on Pack Objects targets outside its training data with seen ones, so it needs that model;
+    this run's robots are not trained on objects (the rule-based ones know every object), so there is
+    no unseen object to test."""
+    from IPython.display import Markdown
+
+    paper = ("The paper's unseen-object table (Pack Objects, static, fine-tuned Qwen3-4B) reports success "
+             "falling from 80.0% to 74.1% on target objects outside the fine-tuning data, partial success "
+             "holding (87.9% and 87.0%) and more temporal steps (20.1 against 22.0).")
+    if _offline(R):
+        return Markdown(paper + " It is left out here: offline the robots follow rules that know every object, "
+                                "so no target is unseen; it needs a model fine-tuned on this study's dataset "
+                                "(`collablab.studies.dynahmrc.training`) and targets held out of it.")
+    return Markdown(paper + " This run does not hold targets out of a fine-tuning set, so it has no such table.")
 
 
 def _offline(R: Report) -> bool:
@@ -209,6 +291,16 @@ def _findings(R: Report) -> None:
     d = R.tables.get("search_dynamic")
     R.sections["search"] += [] if d is None else [
         f for m in dict.fromkeys(d["method_label"]) for v in SETTINGS[1:] if (f := F.search_under_variation(d, m, v, b))]
+    sens: list[Finding | None] = []
+    if "sensitivity_CTO" in R.tables:
+        c = R.tables["sensitivity_CTO"]
+        sens += [F.timing_disrupts(c, m, b) for m in ("COHERENT", "CoELA")] + [
+            F.sensitivity_best(c, "sensitivity_CTO", None, b)]
+    if "sensitivity_IRZ" in R.tables:
+        sens += [F.zones_do_not_strictly_degrade(R.tables["sensitivity_IRZ"], m, b) for m in LLM_STYLE]
+    if "sensitivity_ANC_REC" in R.tables:
+        sens += [F.sensitivity_best(R.tables["sensitivity_ANC_REC"], "sensitivity_ANC_REC", v, b) for v in ("ANC", "REC")]
+    R.sections["sensitivity"] = [f for f in sens if f is not None]
     a = R.tables["ablation_overall"]
     R.sections["ablation"] = F.ablation_drops(a, b) + [f for f in [F.leader_saves_steps(a, b)] if f]
     R.sections["election"] = [f for f in [F.election_first_round(R.tables["election"])] if f] \
@@ -237,8 +329,8 @@ def _headlines(R: Report) -> list[Finding]:
 
 
 #: The figures :func:`figure` draws, by name.
-FIGURES = ("difficulty", "composition", "dynamic", "centralized", "coordination", "search", "ablation", "leaders",
-           "paired")
+FIGURES = ("difficulty", "composition", "dynamic", "sensitivity", "centralized", "coordination", "search", "ablation",
+           "leaders", "paired")
 
 
 def figure(R: Report, name: str) -> Figure | None:
@@ -253,6 +345,11 @@ def figure(R: Report, name: str) -> Figure | None:
     if name == "dynamic":
         return plots.metric_panels(T["dynamic"], "setting", SETTINGS[1:], backend=b, xlabel="variation",
                                    title="Dynamic variations at medium difficulty, mean and 95% interval (paper Fig. 7)")
+    if name == "sensitivity" and any(k.startswith("sensitivity_") for k in T):
+        return plots.sensitivity_plot({v: T[k] for v, k in (("CTO", "sensitivity_CTO"), ("IRZ", "sensitivity_IRZ"),
+                                                            ("ANC/REC", "sensitivity_ANC_REC")) if k in T},
+                                      backend=b, title="Success by trigger step (CTO, ANC, REC) and number of zones "
+                                                       "(IRZ), Pack Objects, mean and 95% interval")
     if name == "centralized":
         return plots.centralized_plot(T["centralized"], SETTINGS, backend=b,
                                       title="Decentralized DynaHMRC and centralized COHERENT by team size")
