@@ -205,7 +205,7 @@ def test_a_replayed_llm_run_of_the_papers_qwen3_4b_picks_its_rows(tmp_path, monk
     served = "Qwen/Qwen3-4B-Instruct-2507"
     P = {**notebook_defaults(NB), "kinds": ["pack"], "levels": ["easy"], "teams": ["Ma-MoMa"],
          "methods": ["dynahmrc", "coela"], "search_methods": [], "search_levels": [], "variations": [],
-         "ablations": [], "n_tasks": 1, "workers": 1, "n_resamples": 200, "backend": "llm", "model": served,
+         "ablations": [], "sensitivity": [], "n_tasks": 1, "workers": 1, "n_resamples": 200, "backend": "llm", "model": served,
          "provider": "vllm", "llm_cache_mode": "rw"}
 
     def waiting(body: dict, server: FakeOpenAIServer) -> FakeReply:
