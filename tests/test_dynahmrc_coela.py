@@ -74,13 +74,14 @@ def test_plan_options_follow_the_context_and_the_prompt_lists_them():
         searched = set(re.findall(r"reached the target (\w+)-stand", " ".join(ctx.feedback_history)))
         for o in opts:
             if o.kind == "explore":
-                assert ctx.type.mobile and o.target not in searched
+                closed = {p.handle for p in ctx.places if p.state == "close"}  # searched only once open
+                assert ctx.type.mobile and (o.target not in searched or o.target in closed)
                 assert o.action.startswith(f"navigate({o.target}, stand_pose_")
             if o.kind == "grab":
                 assert o.target in ctx.task.targets and ctx.held is None
                 assert o.action in (f"pick({o.target})",) or o.action.startswith(("navigate(", "move("))
             if o.kind == "put":
-                assert ctx.held and (o.target in ctx.task.receptacles or o.target == ctx.task.working_table)
+                assert ctx.held and o.target in (*ctx.task.receptacles, ctx.task.working_table, ctx.at)
         if not ctx.type.mobile:  # the tabletop manipulator cannot go anywhere
             assert not {"explore", "open"} & set(kinds)
             assert all(o.action.startswith(("pick(", "place(", "wait(")) for o in opts if o.kind != "message")
@@ -205,6 +206,32 @@ def test_offline_coela_picks_the_option_its_rules_would_act_on():
     assert coela_option("navigate(desk_1, stand_pose_0)", opts, None) == 0
     assert coela_option("communicate('x', all)", opts, None) == 1
     assert coela_option("pick(nothing_0)", opts, None) == 2
+
+
+@pytest.mark.parametrize("sp", [
+    {"kind": "sort", "level": "easy", "instance": 1},  # the manipulator takes a target off the wrong panel
+    {"variation": "CTO", "instance": 1, "seed": 1},  # a mover sets down an object CTO made no target
+    {"variation": "IRZ", "kind": "sort"},  # a mover answers "please open" a container it found restricted
+])
+def test_every_action_of_the_offline_rules_is_some_plan_options_action(sp, monkeypatch):
+    """CoELA's plan list covers the offline robot: its rules' action is an option's own action
+    (a message is the message option, a bare move the grab option that moves), never ``wait``
+    standing in for an action the list lacks."""
+    from collablab.studies.dynahmrc import offline
+
+    orig, seen = offline.coela_option, []
+
+    def check(action: str, options: list, ctx: Any) -> int:
+        i = orig(action, options, ctx)
+        o = options[i]
+        seen.append(action)
+        assert o.action == action or (o.kind == "message" and action.startswith("communicate(")) \
+            or (action == "move" and o.action == "move()"), (action, [x.label for x in options])
+        return i
+
+    monkeypatch.setattr(offline, "coela_option", check)
+    run_unit({"method": "coela", "team": "Ma-MoMa-UAV", "level": "medium", "kind": "pack", **sp})
+    assert len(seen) > 20
 
 
 @pytest.mark.parametrize("sp", [

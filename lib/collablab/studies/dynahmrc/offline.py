@@ -689,7 +689,8 @@ def coela_option(action: str, options: list, ctx: Context) -> int:
     action the offline rules chose: the option with that very action; else, by the action's kind,
     ``send a message`` for a message, the grab option that moves for a bare ``move``, the option
     going to the same place for a navigation (another stand pose), the grab / put / open option of
-    the same object, platform or container; else ``wait``."""
+    the same object, platform or container; else ``wait`` (with :func:`.coela.plan_options`' list
+    every rule action is some option's own action: the fallbacks only serve other lists)."""
     from .actions import ActionError, parse_action
 
     acts = [o.action for o in options]
