@@ -39,6 +39,10 @@ class Recorder:
         self._rec("HMRC", ctx)
         return self.inner.act(ctx)
 
+    def coela_plan(self, ctx: Context, options: list) -> Reply:  # CoELA's execution-stage call
+        self._rec("HMRC", ctx)
+        return self.inner.coela_plan(ctx, options)
+
     def reflect(self, ctx: Context) -> Reply:
         self._rec("GD", ctx)
         return self.inner.reflect(ctx)
@@ -159,6 +163,10 @@ def test_anc_under_coela_broadcasts_the_self_description_too():
     assert [c["robot"] for c in elog.calls if c["stage"] == "SD"] == [new]
     after = [c for st, n, c in log if st == "HMRC" and n != new and c.step >= 5]
     assert after and all(new in c.newcomers for c in after)
+    # CoELA's planning prompt (its execution-stage call) names the newcomer
+    from collablab.studies.dynahmrc.coela import build_plan_messages, plan_options
+    user = build_plan_messages(after[0], plan_options(after[0]))[1]["content"]
+    assert "New Collaborators:" in user and f"- {new} (" in user
 
 
 # -- REC: every transition of tab:removal_exp --------------------------------------------------------

@@ -20,8 +20,10 @@ feedback text (the scene graph still updates: it is observation); ``leader`` off
 and each robot follows its own proposal; ``reflection`` off skips GD and LP; ``memory`` sets K;
 ``random_votes`` replaces each vote with a uniformly random candidate with that probability.
 
-Baselines: ``coela`` (decentralized, no self-description, allocation, election or reflection;
-robots plan and communicate on their own) and ``coherent`` (one centralized planner with the
+Baselines: ``coela`` (decentralized, no self-description, allocation, election or reflection:
+CoELA's modules, :mod:`.coela`; each step the planning module picks one of the high-level plans
+generated from the robot's memory, ``send a message`` calls the communication module, the execution
+module gives the primitive action: :meth:`_Episode.coela_act`) and ``coherent`` (one centralized planner with the
 union of all robots' observations choosing every robot's action each step: COHERENT-style). §4.2:
 "The LLM has access to global robot observations and the complete global interaction history";
 lab:diff_memory_length: "For COHERENT, M denotes the length of global interaction history retained
@@ -53,6 +55,8 @@ from typing import Any, Callable, Mapping
 
 from .actions import ActionError, parse_action
 from .brain import Brain, Context, PlaceView, Plan, Reply, TaskInfo
+from .coela import plan_options
+from .offline import OfflineBrain
 from .world import Feedback, RobotWorld
 
 __all__ = ["Config", "EpisodeLog", "METHODS", "MOVE_SELECTION", "run_episode", "run_joint_episode", "task_info"]
@@ -225,9 +229,10 @@ class _Episode:
             proposals={n: (p.text, s) for n, (p, s) in self.proposals.items()}, lessons=list(m.lessons),
             extra={"episode": self.episode_id, "task_id": self.task_id})
 
-    def _call(self, stage: str, name: str, reply: Reply) -> Reply:
+    def _call(self, stage: str, name: str, reply: Reply, module: str | None = None) -> Reply:
         self.log.calls.append({"stage": stage, "robot": name, "step": self.w.step, "tokens_in": reply.tokens_in,
                                "tokens_out": reply.tokens_out, "invalid": reply.invalid,
+                               **({"module": module} if module else {}),
                                **({"reasoning": reply.reasoning} if reply.reasoning else {}),
                                **({"finish_reason": reply.finish_reason} if reply.finish_reason else {})})
         return reply
@@ -348,6 +353,43 @@ class _Episode:
         w.perceive()
         return fb
 
+    def coela_act(self, name: str) -> Feedback:
+        """CoELA's step (:mod:`.coela`): the planning module picks one of the plan options generated
+        from the robot's memory (one call, recorded as stage ``HMRC``, module ``plan``); ``send a
+        message`` calls the communication module (module ``comm``) whose message is the step's
+        ``communicate``; any other option's primitive action is executed. An unusable reply of
+        either module (cut, empty, no option) is recorded as an invalid action."""
+        w = self.w
+        self._collect_messages(name)
+        ctx = self.context(name)
+        brain = self.brains[name]
+        options = plan_options(ctx)
+        reply = self._call("HMRC", name, brain.coela_plan(ctx, options), module="plan")
+        self.usage = (self.usage[0] + reply.tokens_in, self.usage[1] + reply.tokens_out)
+        ok = not reply.invalid and isinstance(reply.value, int) and 0 <= reply.value < len(options)
+        if not ok:
+            text = f"(no plan chosen: {reply.invalid or f'option {reply.value!r} is not listed'})"
+        elif options[reply.value].kind == "message":
+            msg = self._call("HMRC", name, brain.coela_message(ctx), module="comm")
+            self.usage = (self.usage[0] + msg.tokens_in, self.usage[1] + msg.tokens_out)
+            text = str(msg.value) if not msg.invalid and msg.value else f"(no message written: {msg.invalid})"
+        else:
+            text = options[reply.value].action
+            if text == "move()":  # the execution module's move: the free costmap cell nearest the object
+                r = w.robots[name]
+                goal = options[reply.value].target
+                cm = w.layout.local_costmap(r.pos, w.objects[goal].pos if goal in w.objects else r.pos,
+                                            r.type.radius_m, r.type.flies)
+                off = OfflineBrain(name, r.type.code).move_offset(replace(ctx, goal=goal, costmap=cm)).value
+                text = f"move({off[0]:g}, {off[1]:g})"
+        fb = w.execute(name, text)
+        if self.record and fb.kind != "invalid_action":
+            self.log.decisions.append((ctx, fb.action))
+        self.log.add_step(_step_record(w.step, name, w.robots[name].type.code, fb))
+        self._remember(name, fb)
+        w.perceive()
+        return fb
+
     def _move_goal(self, name: str) -> str | None:
         """The object a move aims at: the one of the robot's latest failed pick."""
         for a in reversed(self.mem[name].actions):
@@ -429,7 +471,7 @@ class _Episode:
             else:
                 for r in list(w.robots.values()):
                     if r.active:
-                        self.act(r.name)
+                        (self.coela_act if cfg.method == "coela" else self.act)(r.name)
                         if w.success():
                             break
             self.log.ts = t

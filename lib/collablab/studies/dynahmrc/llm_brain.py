@@ -137,6 +137,7 @@ _HEADERS: dict[str, str] = {
     "plan": r"(?:proposed\s+)?(?:collaboration\s+|division[- ]of[- ]labou?r\s+)?plan",
     "speech": r"(?:leader(?:ship)?\s+)?(?:campaign\s+)?speech",
     "actions": r"(?:joint\s+)?actions?",
+    "recipients": r"recipients?",
 }
 
 
@@ -749,6 +750,42 @@ class LLMBrain:
 
     def update_plan(self, ctx: Context) -> Reply:
         return self.ask(ctx, "LP")
+
+    # -- CoELA's planning and communication modules ------------------------------------------------
+    def coela_plan(self, ctx: Context, options: Sequence[Any]) -> Reply:
+        """CoELA's planning module (:mod:`.coela`): one call (id ``.../<robot>/COELA_PLAN/s<step>``)
+        choosing one of ``options``; ``value`` the chosen option's index."""
+        from .coela import build_plan_messages, read_plan_reply
+
+        return self._module_call(ctx, "COELA_PLAN", build_plan_messages(ctx, options),
+                                 lambda text: read_plan_reply(text, options))
+
+    def coela_message(self, ctx: Context) -> Reply:
+        """CoELA's communication module (:mod:`.coela`): one call (id ``.../<robot>/COELA_COMM/s<step>``)
+        writing the message; ``value`` the ``communicate`` action text."""
+        from .coela import build_comm_messages, read_comm_reply
+
+        return self._module_call(ctx, "COELA_COMM", build_comm_messages(ctx), lambda text: read_comm_reply(text, ctx))
+
+    def _module_call(self, ctx: Context, stage: str, messages: list[dict[str, str]], read: Any) -> Reply:
+        """One call with ``messages``, its reply read by ``read(text)`` unless cut or empty (then
+        ``invalid``, never parsed, as :meth:`reply_of`)."""
+        kw: dict[str, Any] = {"call_id": self.call_id(ctx, stage), "temperature": self.temperature,
+                              "max_tokens": self.max_tokens}
+        if self.extra_params:
+            kw["extra_params"] = dict(self.extra_params)
+        result = self.client.chat_sync(messages, **kw)
+        u = result.usage
+        tokens = {"tokens_in": int(u.prompt_tokens or 0), "tokens_out": int(u.completion_tokens or 0)}
+        if result.error is not None:
+            raise EndpointError(result) from None
+        early = self._unusable(result, tokens)
+        if early is not None:
+            return self._finished(early, result)
+        reply = read(result.text or "")
+        reply.tokens_in, reply.tokens_out = tokens["tokens_in"], tokens["tokens_out"]
+        reply.thoughts = reply.thoughts or (result.reasoning or "")
+        return self._finished(reply, result)
 
     # -- the centralized planner (COHERENT) -------------------------------------------------------
     def team_call_id(self, ctxs: Sequence[Context]) -> str:

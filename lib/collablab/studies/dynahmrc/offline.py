@@ -44,7 +44,7 @@ from .brain import Context, Plan, Reply
 from .layout import Point, distance
 from .robots import ROBOT_TYPES
 
-__all__ = ["OfflineBrain", "OfflineProfile", "PROFILES", "facts_in"]
+__all__ = ["OfflineBrain", "OfflineProfile", "PROFILES", "coela_option", "facts_in"]
 
 
 @dataclass(frozen=True)
@@ -591,6 +591,46 @@ class OfflineBrain:
                 + (". Team searched: " + ", ".join(sorted(searched)) if searched else "") + ".")
         return self._reply(ctx, text, Plan(text, explore, base.roles, base.fetch))
 
+    # -- CoELA: the planning and communication modules -----------------------------------------
+    def coela_plan(self, ctx: Context, options: list) -> Reply:
+        """CoELA's planning module offline (:mod:`.coela`): the option that yields the action its rules
+        choose now (:meth:`act`'s choice mapped by :func:`coela_option`), a random option with the
+        profile's ``slip``; ``value`` the option's index. A message its rules chose is kept for the
+        communication module's call of the same step."""
+        from .coela import letter
+
+        if self.rng.random() < self.profile.slip:
+            idx = self.rng.randrange(len(options))
+        else:
+            action = self._choose(ctx)
+            idx = coela_option(action, options, ctx)
+            if options[idx].kind == "message" and action.startswith("communicate("):
+                self._coela_message = (ctx.step, action)
+        return self._reply(ctx, f"Thoughts: rule-based choice.\nContents: {letter(idx)}", idx)
+
+    def coela_message(self, ctx: Context) -> Reply:
+        """CoELA's communication module offline: the message its rules chose this step, else the
+        targets it knows the place of (to all), else where it is and what it holds (to all)."""
+        from .actions import ActionError, parse_action
+
+        pending = self.__dict__.pop("_coela_message", None)
+        action = pending[1] if pending and pending[0] == ctx.step else None
+        try:
+            a = parse_action(action) if action else None
+        except ActionError:
+            a = None
+        if a is None or a.name != "communicate":
+            remaining, _ = self._status(ctx)
+            loc = self._knowledge(ctx)
+            facts = [f"{o} is on {loc[o]}" for o in remaining if o in loc]
+            content = "; ".join(facts) or (f"I am at {ctx.at or 'my start'}"
+                                           + (f", holding {ctx.held}" if ctx.held else "") + "")
+            to = "all"
+        else:
+            content, to = a.content, ", ".join(a.to)
+        return self._reply(ctx, f"Recipients: {to}\nContents: {content}",
+                           f"communicate({content!r}, {to})")
+
     # -- COHERENT: the centralized planner ------------------------------------------------------
     def act_team(self, ctxs: list[Context]) -> Reply:
         """The centralized planner's joint action (COHERENT, §4.2; the optional ``act_team`` of the
@@ -642,6 +682,35 @@ class OfflineBrain:
             return "wait()"
         dx, dy = round((pos[0] - ctx.pos[0]) / d * step, 1) + 0.0, round((pos[1] - ctx.pos[1]) / d * step, 1) + 0.0
         return f"move({dx:g}, {dy:g})" if (dx or dy) else "wait()"
+
+
+def coela_option(action: str, options: list, ctx: Context) -> int:
+    """The index of the CoELA plan option (:func:`.coela.plan_options`) that yields ``action``, an
+    action the offline rules chose: the option with that very action; else, by the action's kind,
+    ``send a message`` for a message, the grab option that moves for a bare ``move``, the option
+    going to the same place for a navigation (another stand pose), the grab / put / open option of
+    the same object, platform or container; else ``wait`` (with :func:`.coela.plan_options`' list
+    every rule action is some option's own action: the fallbacks only serve other lists)."""
+    from .actions import ActionError, parse_action
+
+    acts = [o.action for o in options]
+    if action in acts:
+        return acts.index(action)
+    wait = next((i for i, o in enumerate(options) if o.kind == "wait"), len(options) - 1)
+    if re.fullmatch(r"\[?move\]?\s*(?:\(\s*\))?\.?", action.strip(), re.IGNORECASE):
+        return next((i for i, o in enumerate(options) if o.kind == "grab" and o.action.startswith("move(")), wait)
+    try:
+        a = parse_action(action)
+    except ActionError:
+        return wait
+    for i, o in enumerate(options):
+        if (a.name == "communicate" and o.kind == "message") \
+                or (a.name == "navigate" and o.action.startswith(f"navigate({a.target},")) \
+                or (a.name == "pick" and o.kind == "grab" and o.target == a.target) \
+                or (a.name == "place" and o.kind == "put" and o.target == a.where) \
+                or (a.name == "open" and o.kind == "open" and o.target == a.target):
+            return i
+    return wait
 
 
 def _search_cost(p) -> int:

@@ -10,7 +10,8 @@ A unit is one task, one team composition, one method and one variation. Its reco
   run at medium difficulty with the 30-step cap); ``file`` reads task ``instance`` of ``task_file``
   (:func:`.tasks.load_tasks`).
 - **Methods.** ``dynahmrc`` (the framework, with ``history``, ``feedback``, ``leader``,
-  ``reflection``, ``memory``, ``random_votes`` for the ablations), ``coela`` (decentralized, no
+  ``reflection``, ``memory``, ``random_votes`` for the ablations), ``coela`` (CoELA's planning and
+  communication modules over plan options generated from each robot's memory, :mod:`.coela`; no
   election or reflection), ``coherent`` (centralized planner), ``mcts`` / ``mcts_noins`` /
   ``llm_mcts`` (search over the joint action space, :mod:`.mcts`; ``llm_mcts`` uses the model as
   the PUCT prior and as the world-model prior on the ``llm`` backend, the heuristic PUCT prior and
@@ -370,6 +371,14 @@ class _Sabotaged:
             self.first = False
             return Reply(text="pick(no_such_object_0)", value="pick(no_such_object_0)")
         return self.brain.act(ctx)
+
+    def coela_plan(self, ctx: Context, options: list) -> Reply:
+        """CoELA's first planning reply names an action on an object that does not exist: no option."""
+        if self.first:
+            self.first = False
+            return Reply(text="Contents: pick(no_such_object_0)", invalid="the choice 'pick(no_such_object_0)' is "
+                                                                          "not one of the options")
+        return self.brain.coela_plan(ctx, options)
 
     def act_team(self, ctxs: list[Context]) -> Reply:
         """The central planner's first joint plan with the first robot's action made illegal."""
