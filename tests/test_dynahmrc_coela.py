@@ -11,17 +11,14 @@ from typing import Any, Callable
 import pytest
 from collablab.llm import EndpointSpec, LLMResult, Usage
 from collablab.studies.dynahmrc import coela
-from collablab.studies.dynahmrc.coela import (
-    MESSAGE,
-    PlanOption,
+from collablab.studies.dynahmrc.coela import MESSAGE, PlanOption, letter, plan_options
+from collablab.studies.dynahmrc.llm_brain import (
+    LLMBrain,
     build_comm_messages,
     build_plan_messages,
-    letter,
     parse_choice,
-    plan_options,
     read_comm_reply,
 )
-from collablab.studies.dynahmrc.llm_brain import LLMBrain
 from collablab.studies.dynahmrc.offline import OfflineBrain, coela_option
 from collablab.studies.dynahmrc.spec import run_spec, run_unit
 

@@ -164,7 +164,8 @@ def test_anc_under_coela_broadcasts_the_self_description_too():
     after = [c for st, n, c in log if st == "HMRC" and n != new and c.step >= 5]
     assert after and all(new in c.newcomers for c in after)
     # CoELA's planning prompt (its execution-stage call) names the newcomer
-    from collablab.studies.dynahmrc.coela import build_plan_messages, plan_options
+    from collablab.studies.dynahmrc.coela import plan_options
+    from collablab.studies.dynahmrc.llm_brain import build_plan_messages
     user = build_plan_messages(after[0], plan_options(after[0]))[1]["content"]
     assert "New Collaborators:" in user and f"- {new} (" in user
 

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from .layout import Point
 from .robots import RobotType
 
-__all__ = ["Brain", "Context", "PlaceView", "Plan", "Reply", "STAGES", "TaskInfo", "TeamPlanner"]
+__all__ = ["Brain", "Context", "PlaceView", "Plan", "Reply", "STAGES", "TaskInfo", "TeamPlanner", "letter"]
 
 STAGES = ("SD", "TALB", "LE", "HMRC", "GD", "LP")
 
@@ -149,3 +149,15 @@ class TeamPlanner(Protocol):
     label: str
 
     def act_team(self, ctxs: list[Context]) -> Reply: ...
+
+
+def letter(i: int) -> str:
+    """Option ``i``'s letter: A ... Z, then AA, AB ..."""
+    if i < 0:
+        raise ValueError(f"option index: {i}; must be >= 0")
+    s = ""
+    i += 1
+    while i:
+        i, r = divmod(i - 1, 26)
+        s = chr(ord("A") + r) + s
+    return s

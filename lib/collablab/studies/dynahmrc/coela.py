@@ -59,15 +59,13 @@ Decisions (ours, where the action space forces a reading):
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .brain import Context, Reply
+from .brain import Context, Reply, letter
 from .layout import distance
 
-__all__ = ["KINDS", "MESSAGE", "PlanOption", "WAIT", "build_comm_messages", "build_plan_messages", "letter",
-           "options_text", "parse_choice", "plan_options", "read_comm_reply", "read_plan_reply"]
+__all__ = ["KINDS", "MESSAGE", "PlanOption", "WAIT", "letter", "memory_reader", "options_text", "plan_options"]
 
 MESSAGE = "send a message"
 WAIT = "wait"
@@ -86,24 +84,14 @@ class PlanOption:
     target: str = ""
 
 
-def letter(i: int) -> str:
-    """Option ``i``'s letter: A ... Z, then AA, AB ..."""
-    if i < 0:
-        raise ValueError(f"option index: {i}; must be >= 0")
-    s = ""
-    i += 1
-    while i:
-        i, r = divmod(i - 1, 26)
-        s = chr(ord("A") + r) + s
-    return s
-
-
 def options_text(options: Sequence[PlanOption]) -> str:
     """The options as CoELA lists them: ``A. <label>`` one per line."""
     return "\n".join(f"{letter(i)}. {o.label}" for i, o in enumerate(options))
 
 
-def _reader():
+def memory_reader() -> Any:
+    """An offline robot used only to read a Context's histories (what was searched, where it cannot
+    go): the same rules the offline robot acts on, no choice of its own."""
     from .offline import OfflineBrain
 
     return OfflineBrain("memory", "Ma")
@@ -130,7 +118,7 @@ def _grab(ctx: Context, obj: str, place: str, bad_poses: dict[str, set[int]]) ->
     pos = ctx.objects.get(obj, (None, None))[1]
     if not ctx.type.mobile:
         return f"pick({obj})" if pos is not None and distance(ctx.pos, pos) <= ctx.type.reach_m else None
-    reader = _reader()
+    reader = memory_reader()
     close = pos is not None and distance(ctx.pos, pos) < 1.6
     if pos is not None and (ctx.at == place or close):
         kinds = ctx.feedback_kinds
@@ -155,10 +143,10 @@ def _put(ctx: Context, obj: str, where: str, bad_poses: dict[str, set[int]]) -> 
     if not ctx.type.mobile:
         return f"place({obj}, {where})"
     table = ctx.task.working_table
-    aim = where if where in ctx.task.receptacles else _reader()._receptacle(ctx, obj)
+    aim = where if where in ctx.task.receptacles else memory_reader()._receptacle(ctx, obj)
     rec = next((p for p in ctx.places if p.handle == aim), None)
     want = _pose_toward(ctx, table, rec.pos if rec else None, bad_poses.get(table, set()))
-    if ctx.at != table or (want is not None and _reader()._current_pose(ctx, table) != want):
+    if ctx.at != table or (want is not None and memory_reader()._current_pose(ctx, table) != want):
         return f"navigate({table}, stand_pose_{want})" if want is not None else None
     return f"place({obj}, {where})"
 
@@ -167,7 +155,7 @@ def plan_options(ctx: Context) -> list[PlanOption]:
     """CoELA's list of high-level plans for robot ``ctx.name`` now, each with this step's primitive
     action (see the module docstring), in a fixed order: put, grab, open, explore, send a message,
     wait."""
-    reader = _reader()
+    reader = memory_reader()
     remaining, wrong = reader._status(ctx)
     loc = reader._knowledge(ctx)
     visited, bad_poses, _, _, _ = reader._history(ctx)
@@ -213,104 +201,3 @@ def plan_options(ctx: Context) -> list[PlanOption]:
         out.append(PlanOption(MESSAGE, "", "message"))
     out.append(PlanOption(WAIT, "wait()", "wait"))
     return out
-
-
-# -- prompts -----------------------------------------------------------------------------------
-def _progress(ctx: Context) -> str:
-    from .llm_brain import _robot_status, scene_graph_text
-
-    reader = _reader()
-    visited, _, restricted, _, _ = reader._history(ctx)
-    lines = [f"Task status: {ctx.task_status}", f"Step {ctx.step} of at most {ctx.max_steps}.",
-             _robot_status(ctx), scene_graph_text(ctx),
-             "Places I have searched: " + (", ".join(sorted(visited)) or "none yet") + ".",
-             "Places I cannot enter: " + (", ".join(sorted(restricted)) or "none found") + "."]
-    return "\n".join(lines)
-
-
-def _common(ctx: Context) -> dict[str, Any]:
-    from .llm_brain import _history, _newcomers, _role, _skills, _target_task, _teammates
-
-    return {"name": ctx.name, "kind": ctx.type.kind, "role": _role(ctx), "skills": _skills(ctx),
-            "target_task": _target_task(ctx), "teammates": _teammates(ctx), "progress": _progress(ctx),
-            "action_history": _history(ctx.action_history), "feedback_history": _history(ctx.feedback_history),
-            "dialogue_history": _history(ctx.message_history), "newcomers": _newcomers(ctx)}
-
-
-def build_plan_messages(ctx: Context, options: Sequence[PlanOption]) -> list[dict[str, str]]:
-    """System and user messages of the planning module's call (``coela_plan_*.txt``). Pure."""
-    from .llm_brain import _fill
-
-    if not options:
-        raise ValueError("options: the planning module needs at least one plan option")
-    c = _common(ctx)
-    system = _fill("coela_plan_system", **c)
-    user = _fill("coela_plan_user", **c, options=options_text(options), last=letter(len(options) - 1))
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
-
-
-def build_comm_messages(ctx: Context) -> list[dict[str, str]]:
-    """System and user messages of the communication module's call (``coela_comm_*.txt``). Pure."""
-    from .llm_brain import _fill
-
-    c = _common(ctx)
-    return [{"role": "system", "content": _fill("coela_comm_system", **c)},
-            {"role": "user", "content": _fill("coela_comm_user", **c)}]
-
-
-# -- replies -----------------------------------------------------------------------------------
-def parse_choice(text: str, options: Sequence[PlanOption]) -> tuple[int | None, str | None]:
-    """``(index, None)`` of the option a planning reply picks, else ``(None, why)``. Read: the
-    Contents section (else the reply's last line); a letter alone (``B``, ``B.``, ``(B)``,
-    ``option B``), else an option's label written out (the longest that appears; ``send a message``
-    matches its option)."""
-    from .llm_brain import _THINK, parse_sections
-
-    sec = parse_sections(text, ("thoughts", "contents"))
-    said = sec.get("contents")
-    if said is None:
-        lines = [ln for ln in _THINK.sub("", text or "").splitlines() if ln.strip()]
-        said = lines[-1] if lines else ""
-    said = said.strip().strip("`*_ ").strip()
-    if not said:
-        return None, "no Contents: line with an option in the reply"
-    letters = {letter(i): i for i in range(len(options))}
-    # a letter alone or opening the answer with its punctuation: "B", "B.", "(B) ...", "B: ..."
-    m = re.fullmatch(r"[(\[]?([A-Z]{1,2})(?:[)\]][.:,]?|[.:,]|(?=$))(?:\s.*)?", said, re.S)
-    if m is None:  # "option B", "I choose option (B)"
-        m = re.search(r"\b(?:option|action|plan)\s+[(\[]?([A-Z]{1,2})\b", said, re.I)
-        m = m if m is not None and m.group(1).isupper() else None
-    if m is not None and m.group(1) in letters:
-        return letters[m.group(1)], None
-    low = said.lower()
-    hits = [(len(o.label), i) for i, o in enumerate(options) if o.label.lower() in low]
-    if hits:
-        return max(hits)[1], None
-    return None, (f"the choice {said[:60]!r} is not one of the options "
-                  f"{letter(0)}-{letter(len(options) - 1)}")
-
-
-def read_plan_reply(text: str, options: Sequence[PlanOption]) -> Reply:
-    """The Reply of a planning reply: ``value`` the chosen option's index (no usage filled in)."""
-    from .llm_brain import parse_sections
-
-    idx, why = parse_choice(text, options)
-    return Reply(text, value=idx, thoughts=parse_sections(text, ("thoughts",)).get("thoughts", ""), invalid=why)
-
-
-def read_comm_reply(text: str, ctx: Context) -> Reply:
-    """The Reply of a communication reply: ``value`` the ``communicate`` action text (recipients
-    from ``Recipients:``, else ``all``; names outside the team are dropped, none left: ``all``)."""
-    from .actions import Action, format_action
-    from .llm_brain import parse_sections
-
-    sec = parse_sections(text, ("thoughts", "recipients", "contents"))
-    content = (sec.get("contents") or "").strip().strip('"\'').strip()
-    if not content:
-        return Reply(text, thoughts=sec.get("thoughts", ""), invalid="no Contents: section with a message in the reply")
-    team = {n.lower(): n for n, _ in ctx.teammates}
-    said = re.split(r"[,&]|\band\b", (sec.get("recipients") or "all").splitlines()[0] if sec.get("recipients") else "all")
-    names = [team[w.strip().strip("'\"`*").lower()] for w in said if w.strip().strip("'\"`*").lower() in team]
-    to = tuple(dict.fromkeys(names)) or ("all",)
-    return Reply(text, value=format_action(Action("communicate", content=" ".join(content.split()), to=to)),
-                 thoughts=sec.get("thoughts", ""))

@@ -95,28 +95,15 @@ from typing import Any
 from ...llm import EndpointError, LLMClient, LLMResult
 from ...llm.reply import recorded_thoughts
 from .actions import ActionError, format_action, parse_action
-from .brain import Context, Plan, Reply
+from .brain import Context, Plan, Reply, letter
+from .coela import PlanOption, memory_reader, options_text
 from .layout import MOVE_LIMIT_M
 from .robots import ACTIONS, robot_type
 
-__all__ = [
-    "CALLS",
-    "CENTRAL_MOVE_SKILL",
-    "DEFAULT_COSTMAP_STEP_M",
-    "BrainError",
-    "LLMBrain",
-    "build_messages",
-    "build_team_messages",
-    "costmap_text",
-    "parse_leader",
-    "parse_move_offset",
-    "parse_sections",
-    "parse_team_actions",
-    "prompt_template",
-    "read_reply",
-    "read_team_reply",
-    "scene_graph_text",
-]
+__all__ = ["BrainError", "CALLS", "CENTRAL_MOVE_SKILL", "DEFAULT_COSTMAP_STEP_M", "LLMBrain", "build_comm_messages",
+           "build_messages", "build_plan_messages", "build_team_messages", "costmap_text", "parse_choice",
+           "parse_leader", "parse_move_offset", "parse_sections", "parse_team_actions", "prompt_template",
+           "read_comm_reply", "read_plan_reply", "read_reply", "read_team_reply", "scene_graph_text"]
 
 #: The calls of one robot (see the module docstring): the six stages plus the referee and the move's
 #: second call.
@@ -755,7 +742,6 @@ class LLMBrain:
     def coela_plan(self, ctx: Context, options: Sequence[Any]) -> Reply:
         """CoELA's planning module (:mod:`.coela`): one call (id ``.../<robot>/COELA_PLAN/s<step>``)
         choosing one of ``options``; ``value`` the chosen option's index."""
-        from .coela import build_plan_messages, read_plan_reply
 
         return self._module_call(ctx, "COELA_PLAN", build_plan_messages(ctx, options),
                                  lambda text: read_plan_reply(text, options))
@@ -763,7 +749,6 @@ class LLMBrain:
     def coela_message(self, ctx: Context) -> Reply:
         """CoELA's communication module (:mod:`.coela`): one call (id ``.../<robot>/COELA_COMM/s<step>``)
         writing the message; ``value`` the ``communicate`` action text."""
-        from .coela import build_comm_messages, read_comm_reply
 
         return self._module_call(ctx, "COELA_COMM", build_comm_messages(ctx), lambda text: read_comm_reply(text, ctx))
 
@@ -897,3 +882,98 @@ def ask_world_prior(client: LLMClient, task: str, objects: Mapping[str, str], pl
         got, why = parse_world_prior(result.text or "", list(objects), [h for h, _ in places], ranks)
         rec["places"], rec["invalid"] = got or {}, why
     return rec
+
+
+# == CoELA's planning and communication modules: prompts and replies (:mod:`.coela`) ==========
+# -- CoELA prompts -----------------------------------------------------------------------------------
+def _progress(ctx: Context) -> str:
+
+    reader = memory_reader()
+    visited, _, restricted, _, _ = reader._history(ctx)
+    lines = [f"Task status: {ctx.task_status}", f"Step {ctx.step} of at most {ctx.max_steps}.",
+             _robot_status(ctx), scene_graph_text(ctx),
+             "Places I have searched: " + (", ".join(sorted(visited)) or "none yet") + ".",
+             "Places I cannot enter: " + (", ".join(sorted(restricted)) or "none found") + "."]
+    return "\n".join(lines)
+
+
+def _common(ctx: Context) -> dict[str, Any]:
+
+    return {"name": ctx.name, "kind": ctx.type.kind, "role": _role(ctx), "skills": _skills(ctx),
+            "target_task": _target_task(ctx), "teammates": _teammates(ctx), "progress": _progress(ctx),
+            "action_history": _history(ctx.action_history), "feedback_history": _history(ctx.feedback_history),
+            "dialogue_history": _history(ctx.message_history), "newcomers": _newcomers(ctx)}
+
+
+def build_plan_messages(ctx: Context, options: Sequence[PlanOption]) -> list[dict[str, str]]:
+    """System and user messages of the planning module's call (``coela_plan_*.txt``). Pure."""
+
+    if not options:
+        raise ValueError("options: the planning module needs at least one plan option")
+    c = _common(ctx)
+    system = _fill("coela_plan_system", **c)
+    user = _fill("coela_plan_user", **c, options=options_text(options), last=letter(len(options) - 1))
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def build_comm_messages(ctx: Context) -> list[dict[str, str]]:
+    """System and user messages of the communication module's call (``coela_comm_*.txt``). Pure."""
+
+    c = _common(ctx)
+    return [{"role": "system", "content": _fill("coela_comm_system", **c)},
+            {"role": "user", "content": _fill("coela_comm_user", **c)}]
+
+
+# -- replies -----------------------------------------------------------------------------------
+def parse_choice(text: str, options: Sequence[PlanOption]) -> tuple[int | None, str | None]:
+    """``(index, None)`` of the option a planning reply picks, else ``(None, why)``. Read: the
+    Contents section (else the reply's last line); a letter alone (``B``, ``B.``, ``(B)``,
+    ``option B``), else an option's label written out (the longest that appears; ``send a message``
+    matches its option)."""
+
+    sec = parse_sections(text, ("thoughts", "contents"))
+    said = sec.get("contents")
+    if said is None:
+        lines = [ln for ln in _THINK.sub("", text or "").splitlines() if ln.strip()]
+        said = lines[-1] if lines else ""
+    said = said.strip().strip("`*_ ").strip()
+    if not said:
+        return None, "no Contents: line with an option in the reply"
+    letters = {letter(i): i for i in range(len(options))}
+    # a letter alone or opening the answer with its punctuation: "B", "B.", "(B) ...", "B: ..."
+    m = re.fullmatch(r"[(\[]?([A-Z]{1,2})(?:[)\]][.:,]?|[.:,]|(?=$))(?:\s.*)?", said, re.S)
+    if m is None:  # "option B", "I choose option (B)"
+        m = re.search(r"\b(?:option|action|plan)\s+[(\[]?([A-Z]{1,2})\b", said, re.I)
+        m = m if m is not None and m.group(1).isupper() else None
+    if m is not None and m.group(1) in letters:
+        return letters[m.group(1)], None
+    low = said.lower()
+    hits = [(len(o.label), i) for i, o in enumerate(options) if o.label.lower() in low]
+    if hits:
+        return max(hits)[1], None
+    return None, (f"the choice {said[:60]!r} is not one of the options "
+                  f"{letter(0)}-{letter(len(options) - 1)}")
+
+
+def read_plan_reply(text: str, options: Sequence[PlanOption]) -> Reply:
+    """The Reply of a planning reply: ``value`` the chosen option's index (no usage filled in)."""
+
+    idx, why = parse_choice(text, options)
+    return Reply(text, value=idx, thoughts=parse_sections(text, ("thoughts",)).get("thoughts", ""), invalid=why)
+
+
+def read_comm_reply(text: str, ctx: Context) -> Reply:
+    """The Reply of a communication reply: ``value`` the ``communicate`` action text (recipients
+    from ``Recipients:``, else ``all``; names outside the team are dropped, none left: ``all``)."""
+    from .actions import Action, format_action
+
+    sec = parse_sections(text, ("thoughts", "recipients", "contents"))
+    content = (sec.get("contents") or "").strip().strip('"\'').strip()
+    if not content:
+        return Reply(text, thoughts=sec.get("thoughts", ""), invalid="no Contents: section with a message in the reply")
+    team = {n.lower(): n for n, _ in ctx.teammates}
+    said = re.split(r"[,&]|\band\b", (sec.get("recipients") or "all").splitlines()[0] if sec.get("recipients") else "all")
+    names = [team[w.strip().strip("'\"`*").lower()] for w in said if w.strip().strip("'\"`*").lower() in team]
+    to = tuple(dict.fromkeys(names)) or ("all",)
+    return Reply(text, value=format_action(Action("communicate", content=" ".join(content.split()), to=to)),
+                 thoughts=sec.get("thoughts", ""))

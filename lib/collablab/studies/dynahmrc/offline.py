@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Iterable
 
-from .brain import Context, Plan, Reply
+from .brain import Context, Plan, Reply, letter
 from .layout import Point, distance
 from .robots import ROBOT_TYPES
 
@@ -597,8 +597,6 @@ class OfflineBrain:
         choose now (:meth:`act`'s choice mapped by :func:`coela_option`), a random option with the
         profile's ``slip``; ``value`` the option's index. A message its rules chose is kept for the
         communication module's call of the same step."""
-        from .coela import letter
-
         if self.rng.random() < self.profile.slip:
             idx = self.rng.randrange(len(options))
         else:
