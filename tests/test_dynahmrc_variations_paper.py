@@ -245,3 +245,16 @@ def test_a_cto_episode_scores_against_the_changed_number_of_targets():
             placed = {st["target"] for st in rec["steps"] if st["name"] == "place" and st["ok"]}
             assert set(plan.targets_after) <= placed
     assert changed >= 1
+
+
+@pytest.mark.parametrize("variation, team", [("CTO", "Ma-MoMa"), ("IRZ", "Ma-MoMa-UAV"), ("ANC", "Ma-MoMa"),
+                                             ("REC", "Ma-MoMa-UAV")])
+def test_every_variation_runs_at_medium_and_hard_and_level_unset_is_medium(variation: str, team: str) -> None:
+    """Issue 26: run_spec of every variation at medium and at hard runs the task of that tier (a
+    level named is never replaced); unset, a variation runs at medium as the paper's dynamic tables."""
+    base = {"team": team, "variation": variation, "kind": "pack", "max_steps": 4}
+    levels = {lvl: run_spec({**base, "level": lvl})["episode"] for lvl in ("medium", "hard")}
+    assert {lvl: e["level"] for lvl, e in levels.items()} == {"medium": "medium", "hard": "hard"}
+    assert levels["hard"]["D"] >= 0.6 > levels["medium"]["D"]
+    assert run_spec(base)["episode"]["level"] == "medium"
+    assert run_spec({"team": team, "kind": "pack", "max_steps": 2})["episode"]["level"] == "easy"

@@ -6,8 +6,10 @@ A unit is one task, one team composition, one method and one variation. Its reco
 (:data:`RECORD_SCHEMA`); brain calls are summarised per stage in the episode record.
 
 - **Tasks.** ``task_source`` ``generated`` draws ``kind`` x ``level`` for ``team`` from the seeded
-  generator (:func:`.tasks.generate_task`, instance ``instance`` of seed ``task_seed``; variations
-  run at medium difficulty with the 30-step cap); ``file`` reads task ``instance`` of ``task_file``
+  generator (:func:`.tasks.generate_task`, instance ``instance`` of seed ``task_seed``; ``level``
+  unset is easy for a static task and medium under a variation, the paper's dynamic setting, §4.5;
+  a variation at easy or hard runs the task of that tier, with the variations' 30-step cap); ``file``
+  reads task ``instance`` of ``task_file``
   (:func:`.tasks.load_tasks`).
 - **Methods.** ``dynahmrc`` (the framework, with ``history``, ``feedback``, ``leader``,
   ``reflection``, ``memory``, ``random_votes`` for the ablations), ``coela`` (CoELA's planning and
@@ -68,7 +70,7 @@ VERSION = 1
 NO_CC_METHODS = ("coherent",)
 
 DEFAULTS: dict[str, Any] = {
-    "task_source": "generated", "kind": "pack", "level": "easy", "team": "Ma-MoMa", "instance": 0, "task_seed": 0,
+    "task_source": "generated", "kind": "pack", "level": None, "team": "Ma-MoMa", "instance": 0, "task_seed": 0,
     "task_file": None,
     "variation": "none", "T": 5, "zones": 1, "remove": None,
     "method": "dynahmrc",
@@ -99,6 +101,8 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     s = with_defaults(spec, DEFAULTS)
     check_choice(s, "task_source", SOURCES)
     check_choice(s, "kind", TASK_KINDS)
+    if s["level"] is None:  # the paper's: static tasks from easy, dynamic ones at medium (§4.5)
+        s["level"] = "easy" if s["variation"] == "none" else "medium"
     check_choice(s, "level", LEVELS)
     check_choice(s, "team", COMPOSITIONS)
     check_choice(s, "variation", VARIATIONS)
@@ -156,8 +160,7 @@ def task_of(s: dict[str, Any]) -> Task:
         if s["instance"] >= len(tasks):
             raise ValueError(f"instance: {s['instance']} is out of range; {s['task_file']} has tasks 0..{len(tasks) - 1}")
         return tasks[s["instance"]]
-    level = "medium" if s["variation"] != "none" else s["level"]
-    return _generated(s["kind"], level, s["team"], s["task_seed"] * 10_007 + s["instance"], s["variation"])
+    return _generated(s["kind"], s["level"], s["team"], s["task_seed"] * 10_007 + s["instance"], s["variation"])
 
 
 def check_remove(s: dict[str, Any], team: str) -> None:
