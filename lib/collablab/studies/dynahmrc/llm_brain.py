@@ -668,9 +668,12 @@ class LLMBrain:
 
     def request(self, ctx: Context, stage: str, *, candidates: Sequence[str] | None = None) -> dict[str, Any]:
         """The keyword arguments of ``LLMClient.chat`` for one call (``messages`` included)."""
-        kw: dict[str, Any] = {"messages": build_messages(ctx, stage, candidates=candidates),
-                              "call_id": self.call_id(ctx, stage), "temperature": self.temperature,
-                              "max_tokens": self.max_tokens}
+        return self._request(self.call_id(ctx, stage), build_messages(ctx, stage, candidates=candidates))
+
+    def _request(self, call_id: str, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """The keyword arguments of one call: its messages and id, this brain's sampling settings."""
+        kw: dict[str, Any] = {"messages": messages, "call_id": call_id,
+                              "temperature": self.temperature, "max_tokens": self.max_tokens}
         if self.extra_params:
             kw["extra_params"] = dict(self.extra_params)
         return kw
@@ -679,6 +682,11 @@ class LLMBrain:
                  candidates: Sequence[str] | None = None) -> Reply:
         """The Reply of a finished call (an empty reply: ``invalid``); a result with ``error`` set
         (a client that does not raise) raises :class:`~collablab.llm.EndpointError`."""
+        return self._read(result, lambda text: read_reply(stage, text, ctx, candidates=candidates))
+
+    def _read(self, result: LLMResult, read: Any) -> Reply:
+        """``read(text)`` of a finished call, unless it was cut or empty (then ``invalid``, never
+        parsed); token counts, thoughts and the finish reason filled in."""
         u = result.usage
         tokens = {"tokens_in": int(u.prompt_tokens or 0), "tokens_out": int(u.completion_tokens or 0)}
         if result.error is not None:
@@ -686,7 +694,7 @@ class LLMBrain:
         early = self._unusable(result, tokens)
         if early is not None:
             return self._finished(early, result)
-        reply = read_reply(stage, result.text or "", ctx, candidates=candidates)
+        reply = read(result.text or "")
         reply.tokens_in, reply.tokens_out = tokens["tokens_in"], tokens["tokens_out"]
         reply.thoughts = reply.thoughts or (result.reasoning or "")
         return self._finished(reply, result)
@@ -755,22 +763,8 @@ class LLMBrain:
     def _module_call(self, ctx: Context, stage: str, messages: list[dict[str, str]], read: Any) -> Reply:
         """One call with ``messages``, its reply read by ``read(text)`` unless cut or empty (then
         ``invalid``, never parsed, as :meth:`reply_of`)."""
-        kw: dict[str, Any] = {"call_id": self.call_id(ctx, stage), "temperature": self.temperature,
-                              "max_tokens": self.max_tokens}
-        if self.extra_params:
-            kw["extra_params"] = dict(self.extra_params)
-        result = self.client.chat_sync(messages, **kw)
-        u = result.usage
-        tokens = {"tokens_in": int(u.prompt_tokens or 0), "tokens_out": int(u.completion_tokens or 0)}
-        if result.error is not None:
-            raise EndpointError(result) from None
-        early = self._unusable(result, tokens)
-        if early is not None:
-            return self._finished(early, result)
-        reply = read(result.text or "")
-        reply.tokens_in, reply.tokens_out = tokens["tokens_in"], tokens["tokens_out"]
-        reply.thoughts = reply.thoughts or (result.reasoning or "")
-        return self._finished(reply, result)
+        kw = self._request(self.call_id(ctx, stage), messages)
+        return self._read(self.client.chat_sync(kw.pop("messages"), **kw), read)
 
     # -- the centralized planner (COHERENT) -------------------------------------------------------
     def team_call_id(self, ctxs: Sequence[Context]) -> str:
@@ -780,26 +774,12 @@ class LLMBrain:
 
     def team_request(self, ctxs: Sequence[Context]) -> dict[str, Any]:
         """The keyword arguments of ``LLMClient.chat`` for the centralized planner's call."""
-        kw: dict[str, Any] = {"messages": build_team_messages(ctxs), "call_id": self.team_call_id(ctxs),
-                              "temperature": self.temperature, "max_tokens": self.max_tokens}
-        if self.extra_params:
-            kw["extra_params"] = dict(self.extra_params)
-        return kw
+        return self._request(self.team_call_id(ctxs), build_team_messages(ctxs))
 
     def team_reply_of(self, result: LLMResult, ctxs: Sequence[Context]) -> Reply:
         """The Reply of a finished centralized call (an empty reply: ``invalid``); a result with
         ``error`` set raises :class:`~collablab.llm.EndpointError`."""
-        u = result.usage
-        tokens = {"tokens_in": int(u.prompt_tokens or 0), "tokens_out": int(u.completion_tokens or 0)}
-        if result.error is not None:
-            raise EndpointError(result) from None
-        early = self._unusable(result, tokens)
-        if early is not None:
-            return self._finished(early, result)
-        reply = read_team_reply(result.text or "", ctxs)
-        reply.tokens_in, reply.tokens_out = tokens["tokens_in"], tokens["tokens_out"]
-        reply.thoughts = reply.thoughts or (result.reasoning or "")
-        return self._finished(reply, result)
+        return self._read(result, lambda text: read_team_reply(text, ctxs))
 
     def act_team(self, ctxs: list[Context]) -> Reply:
         """COHERENT's one call per step: every robot's action, ``value`` ``{robot: action text}``
