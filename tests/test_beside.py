@@ -127,3 +127,12 @@ def test_a_table_whose_rows_all_agree_keeps_its_results() -> None:
     t = c.display()
     assert list(t.frame.columns) == ["metric", "run [95% CI]", "n", "paper", "verdict"] and "n_agents 1" in t.note
     assert repr(Beside("demo", "heuristic", None, None, [c])).startswith("This run's backend is heuristic")
+
+
+def test_of_run_names_the_served_model_only_for_a_model_backend() -> None:
+    off = Beside.of_run("demo", "heuristic", {"model": "Qwen/Qwen3-VL-32B-Instruct"}, KNOWN)
+    assert (off.served, off.model) == (None, None)
+    llm = Beside.of_run("demo", "vllm:Qwen/Qwen3-VL-32B-Instruct", {"model": "Qwen/Qwen3-VL-32B-Instruct"}, KNOWN)
+    assert (llm.served, llm.model) == ("Qwen/Qwen3-VL-32B-Instruct", "Qwen3-VL-32B")
+    mapped = Beside.of_run("demo", "vllm:x", {"model": "my/x", "paper_models": {"my/x": "GPT-5.4"}}, KNOWN)
+    assert mapped.model == "GPT-5.4"

@@ -223,6 +223,16 @@ class Beside:
     notes: list[str] = field(default_factory=list)
     run_dir: str | Path | None = None
 
+    @classmethod
+    def of_run(cls, study: str, backend: str, P: Mapping[str, Any], known: Mapping[str, str],
+               run_dir: str | Path | None = None) -> "Beside":
+        """An empty Beside for a run on ``backend``: offline, no model; else the served ``P["model"]``
+        and the paper's name for it (:func:`paper_model` through ``known`` and ``P["paper_models"]``)."""
+        if is_offline(backend):
+            return cls(study, backend, None, None, run_dir=run_dir)
+        served = P.get("model") or None
+        return cls(study, backend, served, paper_model(served, known, P.get("paper_models")), run_dir=run_dir)
+
     def lead(self) -> str:
         """What the reader is looking at, in one or two sentences."""
         if is_offline(self.backend):

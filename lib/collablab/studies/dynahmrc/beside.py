@@ -64,7 +64,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...analysis.beside import Beside, compare, is_offline, paper_model, same_model
+from ...analysis.beside import Beside, compare, is_offline, same_model
 from ...analysis.findings import backend_of
 from ...analysis.lift import wilson_ci
 from ...analysis.published import PublishedTable, load_published
@@ -216,10 +216,8 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
     llm_rows = episodes[~episodes["method"].astype(str).str.contains("mcts")] \
         if len(episodes) and "method" in episodes.columns else episodes
     backend = backend_of(llm_rows if len(llm_rows) else episodes) if len(episodes) else str(P.get("backend", "unknown"))
-    offline = is_offline(backend)
-    served = None if offline else (P.get("model") or None)
-    model = None if offline else paper_model(served, PAPER_MODELS, P.get("paper_models"))
-    B = Beside("dynahmrc", backend, served, model, run_dir=run_dir)
+    B = Beside.of_run("dynahmrc", backend, P, PAPER_MODELS, run_dir)
+    offline, model = is_offline(backend), B.model
     if not len(episodes) or "method" not in episodes.columns:
         return B
     e = _frame(episodes)

@@ -41,7 +41,7 @@ from typing import Any
 
 import pandas as pd
 
-from ...analysis.beside import Beside, Comparison, compare, is_offline, paper_model
+from ...analysis.beside import Beside, Comparison, compare, is_offline
 from ...analysis.findings import backend_of
 from ...analysis.lift import wilson_ci
 from ...analysis.published import PublishedTable, load_published
@@ -126,10 +126,8 @@ def beside_paper(name: str, episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapp
     did not run, a reference beside :data:`REFERENCE_MODEL` (or the model a table holds). Reads
     only the records and ``P``'s ``model`` and ``paper_models``."""
     backend = backend_of(episodes) if len(episodes) else str(P.get("backend", "unknown"))
-    offline = is_offline(backend)
-    served = None if offline else (P.get("model") or None)
-    model = None if offline else paper_model(served, PAPER_MODELS, P.get("paper_models"))
-    B = Beside("partnr", backend, served, model, run_dir=run_dir)
+    B = Beside.of_run("partnr", backend, P, PAPER_MODELS, run_dir)
+    offline, served, model = is_offline(backend), B.served, B.model
     if not len(episodes) or "condition" not in episodes.columns:
         return B
     E = episode_frame(episodes)
