@@ -20,6 +20,10 @@ Four blocks, each a list of specs (duplicates across blocks run once):
   ANC's and REC's T = 3, 5, 13), on ``sensitivity_teams`` (those each variation allows) x
   ``sensitivity_tasks`` tasks x ``methods``; the default setting (T = 5, one zone) is the dynamic
   block's own unit where both grids meet;
+- **unseen** (``tab:unseen_obj``, appendix ``lab:obj_generalization``), with ``unseen_objects``:
+  DynaHMRC on the twin of every static medium Pack Objects task of the static block, with unseen
+  targets (:func:`.tasks.unseen_targets`: same places, targets renamed to classes held out of the
+  fine-tuning export); nothing when the static block has no such task;
 - **ablation** (``tab:ablation``, ``tab:memory_length``, ``tab:random_votes``): DynaHMRC without
   history, feedback, leader or reflection, with memory 15 and with 50% random votes, on the static
   tasks of ``ablation_levels`` and the variations. Both tiers have targets to find (our reading of
@@ -118,6 +122,8 @@ def check_parameters(P: Params) -> None:
     for key, low in (("n_tasks", 1), ("search_tasks", 0), ("mcts_iterations", 1), ("mcts_max_sim_actions", 1),
                      ("task_seed", 0), ("T", 1)):
         check_int(P, key, low)
+    if not isinstance(P.get("unseen_objects", False), bool):
+        raise ValueError(f"unseen_objects: must be true or false, got {P['unseen_objects']!r}")
     for v in P["variations"]:
         if P["T"] not in ALLOWED_T[v]:
             allowed = "1..29" if v == "IRZ" else ", ".join(map(str, ALLOWED_T[v]))
@@ -178,6 +184,10 @@ def specs(P: Params) -> list[dict[str, Any]]:
                             add({"kind": kind, "team": team, "instance": i, "method": m, "variation": v,
                                  "T": P["T"], "mcts_iterations": P["mcts_iterations"],
                                  "mcts_max_sim_actions": P["mcts_max_sim_actions"]})
+    if P.get("unseen_objects") and "pack" in P["kinds"] and "medium" in P["levels"] and "dynahmrc" in P["methods"]:
+        for team, i in [(team, i) for team in P["teams"] for i in range(n)]:  # tab:unseen_obj: the static twins
+            add({"kind": "pack", "level": "medium", "team": team, "instance": i, "method": "dynahmrc",
+                 "objects": "unseen"})
     if P.get("sensitivity"):
         for v in P["sensitivity"]:
             key, values = SENSITIVITY[v]
@@ -210,10 +220,15 @@ def run_notebook(P: Params) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     return run_notebook_grid(grid, fn=FN, notebook=NOTEBOOK, P=P, spec_defaults=DEFAULTS, validate=validate)
 
 
-def episode_frame(episodes: pd.DataFrame) -> pd.DataFrame:
+def episode_frame(episodes: pd.DataFrame, with_unseen: bool = False) -> pd.DataFrame:
     """The episode records with display columns: ``method_label``, ``setting`` (Static or the
-    variation), ``ablation_label`` (``full`` for the unablated framework) and 0/1 ``success``."""
+    variation), ``ablation_label`` (``full`` for the unablated framework), ``objects`` and 0/1
+    ``success``. Episodes with unseen targets (the unseen block) are left out unless
+    ``with_unseen``: every table but ``tab:unseen_obj``'s is of the seen household objects."""
     e = episodes.copy()
+    e["objects"] = e["objects"].fillna("seen") if "objects" in e.columns else "seen"  # runs before the UTO block
+    if not with_unseen:
+        e = e[e["objects"] != "unseen"].reset_index(drop=True)
     if "backend" not in e.columns:
         e["backend"] = backend_of(e)
     e["method_label"] = e["method"].map(METHOD_LABELS).fillna(e["method"])

@@ -10,7 +10,10 @@ A unit is one task, one team composition, one method and one variation. Its reco
   unset is easy for a static task and medium under a variation, the paper's dynamic setting, §4.5;
   a variation at easy or hard runs the task of that tier, with the variations' 30-step cap); ``file``
   reads task ``instance`` of ``task_file``
-  (:func:`.tasks.load_tasks`).
+  (:func:`.tasks.load_tasks`). ``objects`` ``unseen`` is the appendix's Unseen Target Objects
+  (``tab:unseen_obj``: static Pack Objects, generated tasks only): the seen task with its targets
+  renamed to classes the fine-tuning export never holds (:func:`.tasks.unseen_targets`); the episode
+  record's ``objects`` says which (read from the task, so a task file's unseen targets say so too).
 - **Methods.** ``dynahmrc`` (the framework, with ``history``, ``feedback``, ``leader``,
   ``reflection``, ``memory``, ``random_votes`` for the ablations), ``coela`` (CoELA's planning and
   communication modules over plan options generated from each robot's memory, :mod:`.coela`; no
@@ -51,7 +54,7 @@ from .layout import layout_of
 from .metrics import episode_metrics
 from .offline import PROFILES, OfflineBrain
 from .robots import COMPOSITIONS, REC_TRANSITIONS, composition_types
-from .tasks import Task, generate_task, load_tasks
+from .tasks import OBJECT_SETS, Task, generate_task, is_unseen, load_tasks
 from .variations import Variation, VariationPlan, plan_variation, removable, update
 from .world import TASK_KINDS, RobotWorld
 
@@ -71,7 +74,7 @@ NO_CC_METHODS = ("coherent",)
 
 DEFAULTS: dict[str, Any] = {
     "task_source": "generated", "kind": "pack", "level": None, "team": "Ma-MoMa", "instance": 0, "task_seed": 0,
-    "task_file": None,
+    "task_file": None, "objects": "seen",
     "variation": "none", "T": 5, "zones": 1, "remove": None,
     "method": "dynahmrc",
     "history": True, "feedback": True, "leader": True, "reflection": True,
@@ -101,6 +104,11 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     s = with_defaults(spec, DEFAULTS)
     check_choice(s, "task_source", SOURCES)
     check_choice(s, "kind", TASK_KINDS)
+    check_choice(s, "objects", OBJECT_SETS)
+    if s["objects"] == "unseen" and (s["kind"], s["variation"], s["task_source"]) != ("pack", "none", "generated"):
+        raise ValueError(f"objects: 'unseen' not allowed with kind {s['kind']!r}, variation {s['variation']!r}, "
+                         f"task_source {s['task_source']!r}; allowed: seen (unseen targets are generated static "
+                         f"Pack Objects tasks, tab:unseen_obj)")
     if s["level"] is None:  # the paper's: static tasks from easy, dynamic ones at medium (§4.5)
         s["level"] = "easy" if s["variation"] == "none" else "medium"
     check_choice(s, "level", LEVELS)
@@ -149,8 +157,8 @@ def _file_tasks(path: str) -> tuple[Task, ...]:
 
 
 @functools.lru_cache(maxsize=256)
-def _generated(kind: str, level: str, team: str, seed: int, variation: str) -> Task:
-    return generate_task(kind, level, team, seed, variation=None if variation == "none" else variation)
+def _generated(kind: str, level: str, team: str, seed: int, variation: str, objects: str) -> Task:
+    return generate_task(kind, level, team, seed, variation=None if variation == "none" else variation, objects=objects)
 
 
 def task_of(s: dict[str, Any]) -> Task:
@@ -160,7 +168,8 @@ def task_of(s: dict[str, Any]) -> Task:
         if s["instance"] >= len(tasks):
             raise ValueError(f"instance: {s['instance']} is out of range; {s['task_file']} has tasks 0..{len(tasks) - 1}")
         return tasks[s["instance"]]
-    return _generated(s["kind"], s["level"], s["team"], s["task_seed"] * 10_007 + s["instance"], s["variation"])
+    return _generated(s["kind"], s["level"], s["team"], s["task_seed"] * 10_007 + s["instance"], s["variation"],
+                      s["objects"])
 
 
 def check_remove(s: dict[str, Any], team: str) -> None:
@@ -327,7 +336,7 @@ def _episode(s: dict[str, Any], task: Task, world: RobotWorld, log: EpisodeLog, 
     return {
         "version": VERSION, "unit": uid, "task": task.id, "kind": task.kind, "level": task.level, "team": task.team,
         "n_types": len(task.team.split("-")), "J": len(task.targets), "L": task.L, "N": task.N, "Y": task.Y,
-        "D": task.D, "y": task.y, "variation": s["variation"], "T": s["T"] if s["variation"] != "none" else 0,
+        "D": task.D, "y": task.y, "objects": "unseen" if is_unseen(task) else "seen", "variation": s["variation"], "T": s["T"] if s["variation"] != "none" else 0,
         "zones": s["zones"] if s["variation"] == "IRZ" else 0, "method": s["method"], "ablation": ablation,
         "remove": plan.removed_code if plan is not None else None,
         "team_after": plan.team_after if plan is not None else task.team,

@@ -43,7 +43,7 @@ import functools
 import itertools
 import json
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -57,15 +57,23 @@ from .robots import ANC_TRANSITIONS, COMPOSITIONS, REC_TRANSITIONS, ROBOT_TYPES,
 from .world import COLOURS, TASK_KINDS, TaskLayout
 
 __all__ = ["FILLINGS", "GENERATOR_VERSION", "HOUSEHOLD_OBJECTS", "IRZ_MAX_ZONES", "MOVERS", "N_APARTMENTS",
-           "REACH_MARGIN_M", "SHAPES", "Task", "VARIATION_KINDS", "VARIATION_STEP_CAP", "blocking_zones", "can_deliver",
-           "can_fetch", "closed_container", "collaborators_needed", "deliver_point", "feasible", "fetch_points",
-           "fetchers", "find_zones", "generate_task", "generate_tasks", "hidden", "load_tasks", "location_level",
-           "position_on", "rec_afters", "save_tasks", "targets_to_find", "task_text", "team_codes", "teams_of",
-           "tier_summary", "validate_task", "zone_blocks", "zone_candidates", "zones_feasible"]
+           "OBJECT_SETS", "REACH_MARGIN_M", "SHAPES", "Task", "UNSEEN_OBJECTS", "VARIATION_KINDS",
+           "VARIATION_STEP_CAP", "blocking_zones", "can_deliver", "can_fetch", "closed_container",
+           "collaborators_needed", "deliver_point", "feasible", "fetch_points", "fetchers", "find_zones",
+           "generate_task", "generate_tasks", "hidden", "is_unseen", "load_tasks", "location_level", "position_on",
+           "rec_afters", "save_tasks", "targets_to_find", "task_text", "team_codes", "teams_of", "tier_summary",
+           "unseen_targets", "validate_task", "zone_blocks", "zone_candidates", "zones_feasible"]
 
 #: Household objects of Pack Objects (§4.1, figure ``fig:task``).
 HOUSEHOLD_OBJECTS = ("book", "bowl", "apple", "phone", "fork", "toothpaste", "soap", "banana", "cup", "remote",
                      "mug", "spoon")
+#: Pack Objects' unseen target objects (appendix ``lab:obj_generalization``, ``tab:unseen_obj``): one
+#: class for each of :data:`HOUSEHOLD_OBJECTS` (same position), none of which a generated task or the
+#: fine-tuning export (:mod:`.training`) ever uses otherwise. Ours: the paper does not list its classes.
+UNSEEN_OBJECTS = ("stapler", "candle", "wallet", "scissors", "sponge", "glasses", "comb", "lemon", "charger",
+                  "notebook", "battery", "perfume")
+#: ``objects`` of :func:`generate_task`: the seen household objects, or unseen targets (UTO).
+OBJECT_SETS = ("seen", "unseen")
 #: Solid shapes of Sort Solids; colours are :data:`world.COLOURS`.
 SHAPES = ("cube", "cylinder", "prism", "sphere", "cone")
 #: Sandwich fillings (between bread slices).
@@ -577,9 +585,17 @@ def _summary(layout: Layout, objects: list[dict[str, Any]], targets: list[str]) 
 
 
 def generate_task(kind: str, level: str, team: str, seed: int, apartment: int | None = None,
-                  variation: str | None = None) -> Task:
+                  variation: str | None = None, objects: str = "seen") -> Task:
     """A seeded task of ``kind`` whose D lies in ``level``'s bin, feasible for ``team`` (and for the
-    team after an ANC/REC transition); ValueError when none is found in a bounded number of tries."""
+    team after an ANC/REC transition); ValueError when none is found in a bounded number of tries.
+    ``objects`` ``unseen`` is :func:`unseen_targets` of the seen task (Pack Objects, static only)."""
+    if objects not in OBJECT_SETS:
+        raise ValueError(f"objects: {objects!r} not allowed; allowed: {', '.join(OBJECT_SETS)}")
+    if objects == "unseen":
+        if kind != "pack" or variation not in (None, "none"):
+            raise ValueError(f"objects: 'unseen' not allowed for {kind} tasks with variation {variation or 'none'}; "
+                             f"allowed: seen (the paper's unseen-object table is static Pack Objects, tab:unseen_obj)")
+        return unseen_targets(generate_task(kind, level, team, seed, apartment))
     if kind not in TASK_KINDS:
         raise ValueError(f"kind: {kind!r} not allowed; allowed: {', '.join(TASK_KINDS)}")
     if level not in LEVELS:
@@ -646,6 +662,33 @@ def generate_task(kind: str, level: str, team: str, seed: int, apartment: int | 
     raise ValueError(f"generate_task: no feasible {kind} task at level {level!r} for team(s) {' -> '.join(teams)} "
                      f"in apartment {apartment} after {TRIES} tries (movers per team: {[sorted(n) for n in needs]}; "
                      f"a drone fetches only what lies within {ROBOT_TYPES['UAV'].reach_m:g} m of a stand pose)")
+
+
+def unseen_targets(task: Task) -> Task:
+    """``task`` with Unseen Target Objects (appendix ``lab:obj_generalization``: "the performance of
+    DynaHMRC-Qwen3-4B on unseen target objects", static Pack Objects): each target's class, and every
+    distractor of a target's class (a look-alike stays a look-alike), becomes its
+    :data:`UNSEEN_OBJECTS` counterpart; handles, task text and id (``-uto``) follow. Places,
+    positions, difficulty and step cap are the seen task's, so the pair differs only in what the
+    targets are called: what a model fine-tuned on seen objects has never read. Ours: the paper does
+    not say how its unseen tasks were placed; keeping the geometry makes the comparison paired."""
+    if task.kind != "pack":
+        raise ValueError(f"kind: {task.kind!r} not allowed for unseen targets; allowed: pack")
+    rename = dict(zip(HOUSEHOLD_OBJECTS, UNSEEN_OBJECTS))
+    classes = {task.object(h)["cls"] for h in task.targets}
+    if not classes <= set(rename):
+        raise ValueError(f"targets: {sorted(classes - set(rename))} are not seen household objects; allowed: "
+                         f"{', '.join(HOUSEHOLD_OBJECTS)}")
+    handles = {o["handle"]: rename[o["cls"]] + o["handle"][len(o["cls"]):] for o in task.objects if o["cls"] in classes}
+    objects = [dict(o, handle=handles[o["handle"]], cls=rename[o["cls"]]) if o["handle"] in handles else dict(o)
+               for o in task.objects]
+    targets = [handles[h] for h in task.targets]
+    return replace(task, id=f"{task.id}-uto", targets=targets, objects=objects, text=task_text(task.kind, targets))
+
+
+def is_unseen(task: Task) -> bool:
+    """Whether some target of ``task`` is one of :data:`UNSEEN_OBJECTS` (a UTO task)."""
+    return any(task.object(h)["cls"] in UNSEEN_OBJECTS for h in task.targets)
 
 
 def generate_tasks(kinds: Iterable[str], levels: Iterable[str], teams: Iterable[str], n_per_cell: int,

@@ -36,6 +36,7 @@ from ...llm import LLMClient
 from .actions import ActionError, format_action, parse_action
 from .brain import Context
 from .llm_brain import BrainError, build_messages, parse_sections, prompt_template
+from .tasks import is_unseen
 
 __all__ = ["Reasoner", "assistant_text", "export_successful", "llm_reasoner", "read_jsonl", "reasoning_messages", "sample",
            "samples_from_decisions", "write_jsonl"]
@@ -155,9 +156,16 @@ def export_successful(specs: Iterable[dict[str, Any]], path: str | os.PathLike[s
     """Run each unit spec (``spec.run_spec`` keys) with its decisions recorded and write the samples
     of the successful ones to ``path`` (``algo:data_collection``: only trajectories that complete the
     task are kept). With the offline backend the trajectories play the paper's human-designed
-    scripts; with an LLM backend, its generated ones. Returns (path, episodes kept, samples)."""
-    from .spec import run_unit
+    scripts; with an LLM backend, its generated ones. Returns (path, episodes kept, samples).
+    A spec whose task has unseen targets (:func:`.tasks.unseen_targets`) is refused before any runs:
+    those objects are the held-out test of ``tab:unseen_obj``."""
+    from .spec import resolve, run_unit, task_of
 
+    specs = list(specs)
+    for i, spec in enumerate(specs):
+        if is_unseen(task_of(resolve(dict(spec)))):
+            raise ValueError(f"specs[{i}].objects: 'unseen' not allowed in a fine-tuning export; allowed: seen "
+                             f"(unseen target objects are held out of training, tab:unseen_obj)")
     samples: list[dict[str, Any]] = []
     kept = 0
     for spec in specs:
