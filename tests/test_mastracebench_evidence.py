@@ -30,11 +30,21 @@ G = (1, 2, 3, 4)
     ((), 0.0),                                            # |P| = 0
     ((7, 8), 0.0),                                        # |H| = 0: F = 0, O = 0
     ((1,), 100 * (0.4 + 0) / 2),                          # |H| = 1 of 4: F 0.4, O 0
-    ((1, 1, 2, 3, 4), 100 * (8 / 9 + 1) / 2),             # repeat counts in |P|: P 4/5, F 8/9
-    ((2, 1, 2), 100 * (4 / 7 + 0) / 2),                   # first occurrences (2, 1): O 0
+    ((1, 1, 2, 3, 4), 100.0),                             # P is a set (eq 11): the repeat adds nothing
+    ((2, 1, 2), 100 * (2 / 3 + 0) / 2),                   # {1, 2}: P 1, R 1/2, F 2/3; first occurrences (2, 1): O 0
+    ((1, 2, 2, 9), 100 * (4 / 7 + 1) / 2),                # {1, 2, 9}: P 2/3, R 1/2, F 4/7, O 1
 ])
 def test_hand_computed_scores(p, expected):
     assert chain_score(p, G).score == pytest.approx(expected)
+
+
+def test_a_repeated_fact_counts_once_in_the_set_precision():
+    """Issue 28: eq 11's |P| is of the set P (the paper: "set-level precision and recall"). Gold
+    (3, 1, 5, 6) and proposal (3, 3, 1): P = {3, 1}, Prec 1, Rec 1/2, F 2/3, O 1 -> 83.33 (counting
+    the repeat gave Prec 2/3, F 4/7 and 78.57)."""
+    s = chain_score((3, 3, 1), (3, 1, 5, 6))
+    assert (s.precision, s.recall, s.order) == (1.0, 0.5, 1.0)
+    assert round(s.score, 2) == 83.33
 
 
 def test_components_of_a_partial_chain():

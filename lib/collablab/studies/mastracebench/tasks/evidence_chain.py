@@ -9,9 +9,9 @@ Decisions the paper leaves open (tested in tests/test_mastracebench_evidence.py)
 
 - **Empty chain.** ``[]`` is a readable proposal that scores 0 (eq 11's precision is taken
   as 0); a reply with no chain at all is ``Invalid`` (also 0, but counted against OV).
-- **Duplicates.** The order uses each id's first occurrence; every repeat still counts in
-  ``|P|``, so repeats lower precision (Fig 13 asks for a *minimal* chain, and a repeated fact
-  adds nothing).
+- **Duplicates.** Eqs 11-12 are "set-level precision and recall" (``P ∩ G``, ``|P|`` of the set):
+  a repeated id counts once, so ``(3, 3, 1)`` against ``(3, 1, 5, 6)`` scores 83.33, as ``(3, 1)``
+  does; the order uses each id's first occurrence.
 - **Unknown ids.** Ids that are not among the candidate facts are kept and count in ``|P|``
   like any wrong fact: a hallucinated reference is an error of the chain, not an unreadable
   reply, and the rest of the chain is still graded. Only text with no ids is ``Invalid``.
@@ -110,7 +110,7 @@ def chain_score(proposal: Sequence[int], gold: Sequence[int]) -> ChainScore:
     module docstring)."""
     first: list[int] = list(dict.fromkeys(proposal))
     shared = [i for i in first if i in set(gold)]
-    prec = len(shared) / len(proposal) if proposal else 0.0
+    prec = len(shared) / len(first) if first else 0.0  # eq 11 over the set P
     rec = len(shared) / len(gold)
     f_set = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
     if len(shared) >= 2:
@@ -132,7 +132,7 @@ def score_evidence(proposal: Chain | Invalid, instance: EvidenceInstance) -> flo
 
 
 def canonical_evidence(proposal: Chain | Invalid) -> Any:
-    """The id tuple as given (repeats kept, since they change the score)."""
+    """The id tuple as given (repeats kept: what the proposer wrote, though they no longer change the score)."""
     return proposal if is_invalid(proposal) else tuple(proposal)  # type: ignore[arg-type]
 
 
