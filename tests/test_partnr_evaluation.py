@@ -344,10 +344,14 @@ TIDY, SET = P("is_on_floor", object_handles=["toy"]), P("is_on_top", object_hand
     ([World(), World(floor=("toy",)), World(floor=("toy",), on={"plate": "table"})], [0, 1, 2], 1.0, [True, True]),
     ([World(), World(on={"plate": "table"}), World(floor=("toy",), on={"plate": "table"})], [0, 1, 2], 0.5,
      [True, False]),
-    ([World(), World(floor=("toy",), on={"plate": "table"})], [0, 1], 1.0, [True, True]),  # same step
+    ([World(), World(floor=("toy",), on={"plate": "table"})], [0, 1], 0.5, [True, False]),  # a tie fails B
+    ([World(), World(floor=("toy",)), World(floor=("toy",), on={"plate": "table"})], [0, 4, 4], 0.5,
+     [True, False]),  # two updates at one step (both agents' actions ending together): still a tie
     ([World(), World(on={"plate": "table"})], [0, 1], 0.0, [True, False]),  # A never satisfied
 ])
 def test_temporal_constraint(worlds, steps, percent, matrix):
+    """README, TemporalConstraint: "Tidy up the room by... After, set the table by..."; "(A, B) means
+    prop A must be satisfied before prop B": setting the table first, or at the same step, fails it."""
     e = run(task(TIDY, SET, cons=(Constraint("TemporalConstraint", {"dag_edges": [[0, 1]]}),)), worlds, steps)
     assert e.percent_complete() == percent and e.log()["constraint_satisfaction"] == [matrix]
 
@@ -403,6 +407,72 @@ def test_same_arg_judges_every_unit_of_a_number_proposition():
     assert e.percent_complete() == pytest.approx(2 / 3) and e.log()["constraint_satisfaction"] == [[True, False]]
 
 
+BOOKS, SHELVES = ["book_1", "book_2", "book_3"], ["shelf_1", "shelf_2"]
+
+
+@pytest.mark.parametrize("last_shelf,percent,matrix", [("shelf_2", 2 / 3, [False, True]),
+                                                       ("shelf_1", 1.0, [True, True])])
+def test_same_arg_judges_each_placement_of_a_number_proposition(last_shelf, percent, matrix):
+    """README, SameArgConstraint: "Place the books on the same shelf." with two books of three
+    (``number=2``, unrolled "to ``n`` propositions" for Percent Complete) and a fourth book. book_4 and
+    book_1 go on shelf_1, then book_2 on ``last_shelf``: book_2's own shelf is judged, not whether
+    some placement of its proposition shares shelf_1."""
+    books = P("is_on_top", object_handles=BOOKS, receptacle_handles=SHELVES, number=2)
+    fourth = P("is_on_top", object_handles=["book_4"], receptacle_handles=SHELVES)
+    con = Constraint("SameArgConstraint", {"proposition_indices": [0, 1], "arg_names": ["receptacle_handles"] * 2})
+    worlds = [World(), World(on={"book_4": "shelf_1"}), World(on={"book_4": "shelf_1", "book_1": "shelf_1"}),
+              World(on={"book_4": "shelf_1", "book_1": "shelf_1", "book_2": last_shelf})]
+    e = run(task(books, fourth, cons=(con,)), worlds)
+    assert e.satisfied_at == [3, 1] and e.unit_steps == [[2, 3], [1]]
+    assert e.percent_complete() == pytest.approx(percent) and e.log()["constraint_satisfaction"] == [matrix]
+
+
+def test_same_arg_over_one_number_proposition_needs_one_table():
+    """README's spoons: "two spoons brought to the same table" as a SameArgConstraint over the
+    ``number=2`` proposition alone: spoons on two tables satisfy the proposition, not the
+    constraint (its second placement used another table); on one table they succeed."""
+    spoons = P("is_on_top", object_handles=SPOONS, receptacle_handles=TABLES, number=2)
+    con = Constraint("SameArgConstraint", {"proposition_indices": [0], "arg_names": ["receptacle_handles"]})
+    split = [World(on={"spoon_2": "table_2"}), World(on={"spoon_2": "table_2", "spoon_1": "table_1"})]
+    e = run(task(spoons, cons=(con,)), split)
+    assert e.satisfied_at == [1] and e.percent_complete() == 0.5 and not e.success()
+    together = [World(on={"spoon_2": "table_2"}), World(on={"spoon_2": "table_2", "spoon_1": "table_2"})]
+    assert run(task(spoons, cons=(con,)), together).success()
+    assert run(task(spoons), split).success()  # without the constraint any tables do
+
+
+def test_different_arg_orders_placements_one_by_one():
+    """README, DifferentArgConstraint: "Place the candles on two separate end tables." Two candles of
+    a set (``number=2``) and a third candle: candle_1 on end_table_1 (step 1), candle_3 on
+    end_table_2 (step 2), candle_2 on end_table_2 (step 3). Placement by placement, candle_3 came
+    before candle_2 on end_table_2: candle_2's placement is the one that breaks it."""
+    tables = ["end_table_1", "end_table_2", "end_table_3"]
+    pair = P("is_on_top", object_handles=["candle_1", "candle_2"], receptacle_handles=tables, number=2)
+    third = P("is_on_top", object_handles=["candle_3"], receptacle_handles=tables)
+    con = Constraint("DifferentArgConstraint", {"proposition_indices": [0, 1], "arg_names": ["receptacle_handles"] * 2})
+    w1 = {"candle_1": "end_table_1"}
+    w2 = {**w1, "candle_3": "end_table_2"}
+    e = run(task(pair, third, cons=(con,)), [World(), World(on=w1), World(on=w2),
+                                            World(on={**w2, "candle_2": "end_table_2"})])
+    assert e.unit_steps == [[1, 3], [2]] and e.percent_complete() == pytest.approx(2 / 3)
+    assert e.log()["constraint_satisfaction"] == [[False, True]]
+    apart = run(task(pair, third, cons=(con,)), [World(), World(on=w1), World(on=w2),
+                                                World(on={**w2, "candle_2": "end_table_3"})])
+    assert apart.success()
+
+
+def test_units_take_the_placements_in_the_order_they_happened():
+    """README's spoons, two of three to the tables: spoon_3 then spoon_1 arrive; the first unit is
+    spoon_3's placement, the second spoon_1's, whatever the list order of the handles."""
+    spoons = P("is_on_top", object_handles=SPOONS, receptacle_handles=TABLES, number=2)
+    first = P("is_on_top", object_handles=["fork"], receptacle_handles=TABLES)
+    con = Constraint("SameArgConstraint", {"proposition_indices": [1, 0], "arg_names": ["receptacle_handles"] * 2})
+    worlds = [World(on={"fork": "table_2"}), World(on={"fork": "table_2", "spoon_3": "table_2"}),
+              World(on={"fork": "table_2", "spoon_3": "table_2", "spoon_1": "table_1"})]
+    e = run(task(spoons, first, cons=(con,)), worlds)
+    assert e.unit_steps == [[1, 2], [0]] and e.percent_complete() == pytest.approx(2 / 3)
+
+
 def test_arg_constraint_on_clustered_groups():
     a = Proposition("is_clustered", {"*args": [["x", "y"], ["z"]]})
     b = P("is_on_floor", object_handles=["x", "y"])
@@ -433,6 +503,16 @@ def test_terminal_satisfaction_mug(terminal, last, percent):
             Constraint("TerminalSatisfactionConstraint", {"proposition_indices": terminal, "n_propositions": 2}))
     e = run(task(MUG_CLEAN, MUG_FILLED, cons=cons), [_mug(False, False), _mug(True, False), _mug(True, True), last])
     assert e.satisfied_at == [1, 2] and e.percent_complete() == percent and e.success() is (percent == 1.0)
+
+
+def test_temporal_tie_in_the_mug_example():
+    """README, TerminalSatisfactionConstraint: "wash the mug and then fill it with juice", with
+    TemporalConstraint (0, 1): washed and filled at the same step is not "before"; B fails."""
+    con = Constraint("TemporalConstraint", {"dag_edges": [[0, 1]]})
+    tie = run(task(MUG_CLEAN, MUG_FILLED, cons=(con,)), [_mug(False, False), _mug(True, True)])
+    assert tie.satisfied_at == [1, 1] and tie.percent_complete() == 0.5 and not tie.success()
+    ordered = run(task(MUG_CLEAN, MUG_FILLED, cons=(con,)), [_mug(False, False), _mug(True, False), _mug(True, True)])
+    assert ordered.success()
 
 
 # --- percent complete with number unrolling -----------------------------------------------------
@@ -481,7 +561,7 @@ def test_log_keys_and_json():
                         "constraint_satisfaction", "state_sequence"}
     assert log["proposition_satisfied_at"] == [1, 1]
     assert log["state_sequence"] == [[False, False], [True, True]]
-    assert log["constraint_satisfaction"] == [[True, True], [True, True]]
+    assert log["constraint_satisfaction"] == [[True, False], [True, True]]  # filled at the clean's step: a tie
     assert log["dependencies"] == [{"proposition_indices": [1], "depends_on": [0],
                                     "relation_type": "after_satisfied", "dependency_mode": "all"}]
     assert log["constraints"][0] == {"type": "TemporalConstraint", "args": {"dag_edges": [[0, 1]]}}

@@ -5,7 +5,7 @@ robot planner on PARTNR's skills, tasks and evaluation, in our household world.
   per agent, views);
 - ``calls`` and ``skills``: PARTNR's tool calls and oracle skills with their costs;
 - ``evaluation``: propositions, dependencies, constraints, percent complete and success as
-  PARTNR's evaluation document defines them;
+  PARTNR's evaluation document defines them; ``explanations``: why an episode failed;
 - ``tasks`` and ``templates``: task records with PARTNR's field names, their loader, a seeded
   generator and PARTNR's instruction templates (``instructions``: the clause grammar that
   compiles them, ``house_map``: their rooms and furniture in our houses);

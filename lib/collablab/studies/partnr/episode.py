@@ -35,6 +35,7 @@ from typing import Any, Protocol
 from ...world.views import horizontal_distance
 from .calls import ToolCall
 from .evaluation import Evaluator, evaluate_proposition
+from .explanations import explain
 from .skills import ROLE_TOOLS, Plan, Skills
 from .tasks import Task
 from .world import FLOOR, Beliefs, Point, World
@@ -175,6 +176,7 @@ class EpisodeResult:
     satisfied_at: list[int]
     end_reason: str
     evaluation_log: dict[str, Any] = field(default_factory=dict)
+    failure: dict[str, Any] | None = None  # why it failed (.explanations.FailureExplanation.to_dict); None: success
 
 
 class Episode:
@@ -283,8 +285,10 @@ class Episode:
         for a in (0, 1):
             for log in self.pending[a]:
                 log.pred_next = None
+        failure = explain(self.evaluator)
         return EpisodeResult(self.logs, self.t, self.evaluator.percent_complete(), self.evaluator.success(),
-                             list(self.cycles), list(self.evaluator.satisfied_at), reason, self.evaluator.log())
+                             list(self.cycles), list(self.evaluator.satisfied_at), reason, self.evaluator.log(),
+                             failure.to_dict() if failure is not None else None)
 
     def _phase_end(self, a: int) -> int:
         r = self.running[a]

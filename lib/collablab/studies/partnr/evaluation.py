@@ -26,22 +26,29 @@ Choices this module makes where the README says nothing:
   that is not queried is recorded as unsatisfied, and dependencies read those recorded values. If
   dependencies form a cycle, the proposition met again while being resolved contributes its value
   from the previous update (False at the first).
-* Units: a proposition with ``number=n`` is worth n units and ``is_clustered`` one unit. Unit k is
-  done at the first update where at least k handles satisfy the proposition (while it is queried),
-  so partial credit is the most handles ever satisfying it across the recorded updates (not only
-  at the final state). ``satisfied_at`` holds the ``step`` given to :meth:`Evaluator.update` at
-  which the full proposition (all n) first held. Steps must not decrease.
-* Constraints only invalidate units that were satisfied. Temporal ``(A, B)`` is read over the
-  transitive closure of the DAG: a unit of B first satisfied at step t is invalid when some ancestor
-  A was never fully satisfied or was first fully satisfied after t (equal steps are fine).
-  TerminalSatisfaction: unit k must still be met (k handles) at the last update. SameArg: the unit
-  satisfied first (ties broken by list order) sets the reference value; every satisfied unit of the
-  listed propositions, its own proposition's included, must share a handle with it. DifferentArg:
-  going through the propositions in the order they were first satisfied, a unit is invalid when it
-  shares a handle with any unit of an earlier proposition (units of one proposition are not
-  compared with each other).
-  Values are read from the proposition's ``info`` when that unit was first satisfied;
-  ``*args_i`` names group i of ``is_clustered``.
+* Units: a proposition with ``number=n`` is worth n units and ``is_clustered`` one unit ("A
+  proposition that requires ``n`` objects of a set will be unrolled to ``n`` propositions for the
+  purposes of this metric"). Unit k is done at the first update where at least k handles satisfy the
+  proposition (while it is queried), so partial credit is the most handles ever satisfying it across
+  the recorded updates (not only at the final state). Each unit is judged by its own placement, as
+  an unrolled proposition of its own: the unit(s) completed at an update take the satisfying handles
+  (with their receptacle / room / b) not already credited to an earlier unit, in list order; their
+  ``info`` is that one placement (strings, as for ``number=1``), never the other units' placements.
+  ``satisfied_at`` holds the ``step`` given to :meth:`Evaluator.update` at which the full
+  proposition (all n) first held. Steps must not decrease.
+* Constraints only invalidate units that were satisfied. Temporal ``(A, B)`` ("(A, B) means prop A
+  must be satisfied before prop B"; "If propositions are satisfied out of order, then the task is
+  marked unsuccessful") is read over the transitive closure of the DAG: a unit of B first satisfied
+  at step t is invalid when some ancestor A was never fully satisfied or was first fully satisfied
+  at or after t. A tie (A and B first satisfied at the same step) fails B: "before" is strict, as
+  in PARTNR's engine; updates that share a step (two agents' actions ending at one simulation
+  step) are one moment. TerminalSatisfaction: unit k must still be met (k handles) at the last
+  update. Same/DifferentArg go through the satisfied units of the listed propositions in the order
+  they were first satisfied (ties: list order, then unit order). SameArg: the first unit sets the
+  reference value; every unit, its own proposition's included, must share a value with it.
+  DifferentArg: a unit is invalid when it shares a value with an earlier unit of another listed
+  proposition (units of one proposition are not compared with each other). Values are read from
+  each unit's own ``info`` (above); ``*args_i`` names group i of ``is_clustered``.
 * ``constraint_satisfaction[i][j]`` judges proposition j's full satisfaction (True when it never
   was fully satisfied). A task with no propositions scores 0.0. ``n_propositions``, when given,
   must equal the number of propositions.
@@ -58,7 +65,7 @@ from typing import Any, Protocol
 
 __all__ = ["CONSTRAINT_TYPES", "DEPENDENCY_MODES", "PREDICATES", "RELATION_TYPES", "Constraint",
            "Dependency", "EvalState", "Evaluator", "Proposition", "PropositionResult", "TaskEvaluation",
-           "evaluate_proposition"]
+           "before", "evaluate_proposition"]
 
 _OBJ = "object_handles"
 #: handle-list arguments of each predicate, in positional order
@@ -92,6 +99,12 @@ _CONSTRAINT_ARGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "TerminalSatisfactionConstraint": (("proposition_indices",), ("n_propositions",)),
 }
 CONSTRAINT_TYPES: tuple[str, ...] = tuple(_CONSTRAINT_ARGS)
+
+
+def before(a_step: int, b_step: int) -> bool:
+    """Temporal order: A, first satisfied at ``a_step`` (-1: never), came before B at ``b_step``.
+    Strict ("(A, B) means prop A must be satisfied before prop B"): a tie fails, as in PARTNR."""
+    return a_step != -1 and a_step < b_step
 
 
 class EvalState(Protocol):
@@ -298,6 +311,13 @@ class Constraint:
     def to_dict(self) -> dict[str, Any]:
         """PARTNR's JSON shape of this constraint."""
         return {"type": self.type, "args": copy.deepcopy(self.args)}
+
+    def ancestors(self) -> dict[int, set[int]]:
+        """A TemporalConstraint's DAG as each proposition's transitive predecessors (empty for the
+        other types): the propositions that must be satisfied before it."""
+        if self.type != "TemporalConstraint":
+            return {}
+        return _ancestors([(a, b) for a, b in self.args["dag_edges"]])
 
     def indices(self) -> list[int]:
         """The proposition indices this constraint refers to."""
@@ -521,20 +541,36 @@ class Evaluator:
         for i, r in enumerate(record):
             if r.is_satisfied and self._satisfied_at[i] == -1:
                 self._satisfied_at[i] = step
-            for k in range(self._units_met(i, r)):
-                if self._unit_at[i][k] == -1:
-                    self._unit_at[i][k], self._unit_info[i][k] = step, copy.deepcopy(r.info)
+            new = [k for k in range(self._units_met(i, r)) if self._unit_at[i][k] == -1]
+            for k, info in zip(new, self._placements(i, r, len(new))):
+                self._unit_at[i][k], self._unit_info[i][k] = step, info
         history.append(record)
         self._steps.append(step)
+
+    def _placements(self, i: int, r: PropositionResult, n: int) -> list[dict[str, Any]]:
+        """The ``info`` of the ``n`` units of proposition ``i`` completed by ``r``: one placement each,
+        the satisfying handles not credited to an earlier unit, in list order."""
+        p = self.task.propositions[i]
+        if p.units == 1:
+            return [copy.deepcopy(r.info)] * n
+        keys = _HANDLES[p.function_name]
+        credited = {info[keys[0]] for info, t in zip(self._unit_info[i], self._unit_at[i]) if t != -1}
+        pairs = [pair for pair in zip(*(r.info[k] for k in keys)) if pair[0] not in credited]
+        return [dict(zip(keys, pair)) for pair in pairs[:n]]
+
+    @property
+    def unit_steps(self) -> list[list[int]]:
+        """Per proposition, the step at which each of its units was first done (-1: never)."""
+        return [list(units) for units in self._unit_at]
 
     def _unit_validity(self, con: Constraint) -> list[list[bool]]:
         """For each proposition and unit: False when ``con`` invalidates that satisfied unit."""
         valid = [[True] * len(units) for units in self._unit_at]
         at, done = self._unit_at, self._satisfied_at
         if con.type == "TemporalConstraint":
-            for b, ancestors in _ancestors([(x, y) for x, y in con.args["dag_edges"]]).items():
+            for b, ancestors in con.ancestors().items():
                 for k, t in enumerate(at[b]):
-                    if t != -1 and any(done[a] == -1 or done[a] > t for a in ancestors):
+                    if t != -1 and not all(before(done[a], t) for a in ancestors):
                         valid[b][k] = False
         elif con.type == "TerminalSatisfactionConstraint":
             final = self._history[-1] if self._history else None
@@ -543,28 +579,23 @@ class Evaluator:
                 for k, t in enumerate(at[i]):
                     valid[i][k] = t == -1 or k < met
         else:
-            units: dict[int, list[tuple[int, set[Any]]]] = {}  # proposition -> [(unit, handles)]
-            first: dict[int, tuple[int, int]] = {}  # proposition -> (first step, list position)
+            units: list[tuple[int, int, int, int, set[Any]]] = []  # (step, list position, unit, proposition, values)
             for pos, (i, name) in enumerate(zip(con.args["proposition_indices"], con.args["arg_names"])):
-                for k, t in enumerate(at[i]):
-                    if t != -1:
-                        units.setdefault(i, []).append((k, _values(_arg_value(self._unit_info[i][k], name))))
-                        first[i] = min(first.get(i, (t, pos)), (t, pos))
-            order = sorted(first, key=first.__getitem__)
-            if con.type == "SameArgConstraint" and order:
-                reference = units[order[0]][0][1]
-                for i in order:
-                    for k, value in units[i]:
-                        valid[i][k] = bool(value & reference)
+                units += [(t, pos, k, i, _values(_arg_value(self._unit_info[i][k], name)))
+                          for k, t in enumerate(at[i]) if t != -1]
+            units.sort(key=lambda u: u[:3])
+            if con.type == "SameArgConstraint" and units:
+                reference = units[0][4]
+                for _, _, k, i, value in units:
+                    valid[i][k] = bool(value & reference)
             elif con.type == "DifferentArgConstraint":
-                seen: set[Any] = set()
-                for i in order:
-                    for k, value in units[i]:
-                        valid[i][k] = not value & seen
-                    seen |= set().union(*(value for _, value in units[i]))
+                for n, (_, _, k, i, value) in enumerate(units):
+                    valid[i][k] = not any(value & other for _, _, _, j, other in units[:n] if j != i)
         return valid
 
-    def _validity(self) -> list[list[list[bool]]]:
+    def unit_validity(self) -> list[list[list[bool]]]:
+        """Per constraint, proposition and unit: False when that constraint invalidates the unit
+        (PARTNR's ``constraint_satisfaction``, one entry per unrolled unit)."""
         return [self._unit_validity(c) for c in self.task.constraints]
 
     def percent_complete(self) -> float:
@@ -572,7 +603,7 @@ class Evaluator:
         total = sum(len(u) for u in self._unit_at)
         if total == 0:
             return 0.0
-        validity = self._validity()
+        validity = self.unit_validity()
         good = sum(1 for i, units in enumerate(self._unit_at) for k, t in enumerate(units)
                    if t != -1 and all(v[i][k] for v in validity))
         return good / total
@@ -587,5 +618,5 @@ class Evaluator:
                 "dependencies": [d.to_dict() for d in self.task.dependencies],
                 "constraints": [c.to_dict() for c in self.task.constraints],
                 "proposition_satisfied_at": self.satisfied_at,
-                "constraint_satisfaction": [[units[-1] for units in v] for v in self._validity()],
+                "constraint_satisfaction": [[units[-1] for units in v] for v in self.unit_validity()],
                 "state_sequence": [[r.is_satisfied for r in s] for s in self._history]}

@@ -32,6 +32,10 @@ tables. Tables:
 - ``full_vs_partial`` (§4.5, §A.4.1): per context and OANA setting, full against partial
   observability (steps ratio, Extraneous Effort retained, SR, PC, the human's completion lag).
 
+Why episodes failed (beyond the paper's tables; not in :func:`read_notebook`'s): :func:`failure_reasons`
+counts each episode record's ``failure_reason`` (:mod:`.explanations`) per backend x condition and
+:func:`most_common_failure` names each condition's most common one.
+
 The analysis tail goes beyond the paper, which runs each configuration once and reports means:
 :func:`channel_tests` tests each channel over tasks (paired by task and run, the other channels
 held fixed; sign-flip permutation with a paired bootstrap CI, and Wilcoxon signed-rank),
@@ -50,16 +54,17 @@ import pandas as pd
 from ...analysis.findings import OFFLINE_BACKENDS, Finding, Report, backend_of
 from ...analysis.lift import wilson_ci
 from ...analysis.present import TableStyle, fmt_number
-from ...analysis.significance import compare, mean_ci
+from ...analysis.significance import compare, mean_ci, require_columns
 from . import findings as F
 from .calls import parse_call
 from .experiments import CONDITION_ORDER, CONTEXTS, FULL_CONTEXTS, condition_name, episode_frame
+from .explanations import REASONS
 from .prediction import prediction_table
 
 __all__ = ["AGENTS", "CHANNEL_PAIRS", "CI_METRICS", "METRICS", "PREDICTION_RATES", "ROLE_COUNTS", "STYLES", "TEST_OUTCOMES",
            "TEST_SHORT", "asymmetry_table", "channel_effects", "channel_pairs", "channel_tests", "condition_table",
-           "direction_summary", "directions", "full_vs_partial", "limits", "paired_tests", "prediction_frames",
-           "read_notebook", "role_counts", "role_summary", "roles_table"]
+           "direction_summary", "directions", "failure_reasons", "full_vs_partial", "limits", "most_common_failure",
+           "paired_tests", "prediction_frames", "read_notebook", "role_counts", "role_summary", "roles_table"]
 
 #: Agent labels of the per-agent tables and their column suffixes.
 AGENTS = {"robot": "R", "human": "H"}
@@ -117,6 +122,49 @@ def condition_table(E: pd.DataFrame) -> pd.DataFrame:
         rows.append(r)
     bounds = [f"{m}_{x}" for m in CI_METRICS for x in ("low", "high")]
     return _sorted(pd.DataFrame(rows, columns=[*_KEYS, "n", *METRICS, *bounds]))
+
+
+# -- why episodes failed -----------------------------------------------------------------------------
+
+def _failed(episodes: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(every episode with a ``backend`` column, the failed ones), their reasons checked."""
+    require_columns(episodes, ["condition", "success", "failure_reason"])
+    E = episodes.assign(backend=episodes["backend"] if "backend" in episodes.columns else backend_of(episodes))
+    failed = E[~E["success"].astype(bool)]
+    bad = sorted({r if isinstance(r, str) else "missing" for r in failed["failure_reason"]} - set(REASONS))
+    if bad:
+        raise ValueError(f"failure_reason: {', '.join(bad)} on a failed episode; allowed: {', '.join(REASONS)}")
+    return E, failed
+
+
+def failure_reasons(episodes: pd.DataFrame) -> pd.DataFrame:
+    """One row per backend x condition x failure reason (:data:`.explanations.REASONS`, from the
+    records' ``failure_reason``), reasons in that order: the condition's ``failed`` episodes, the
+    ``count`` with this reason and its ``share`` of them. Reasons no failed episode had are left
+    out; a condition without a failure has no row. ValueError naming a missing column (records from
+    before the field existed) or a failed episode without a known reason."""
+    _, failed = _failed(episodes)
+    rows = []
+    for (backend, condition), g in failed.groupby(["backend", "condition"], sort=False):
+        counts = g["failure_reason"].value_counts()
+        rows += [{"backend": backend, "condition": condition, "reason": r, "failed": len(g), "count": int(counts[r]),
+                  "share": counts[r] / len(g)} for r in REASONS if r in counts]
+    t = pd.DataFrame(rows, columns=["backend", "condition", "reason", "failed", "count", "share"])
+    return _sorted(t.assign(_r=t["reason"].map(REASONS.index)), "_r").drop(columns="_r")
+
+
+def most_common_failure(episodes: pd.DataFrame) -> pd.DataFrame:
+    """One row per backend x condition: ``n`` episodes, ``failed``, the most common failure
+    ``reason`` (a tie goes to the earlier of :data:`.explanations.REASONS`; None when nothing
+    failed), its ``count`` and ``share`` of the failed episodes (see :func:`failure_reasons`)."""
+    E, _ = _failed(episodes)
+    rows = []
+    for (backend, condition), g in E.groupby(["backend", "condition"], sort=False):
+        reasons = g.loc[~g["success"].astype(bool), "failure_reason"].tolist()
+        top = min(dict.fromkeys(reasons), key=lambda r: (-reasons.count(r), REASONS.index(r)), default=None)
+        rows.append({"backend": backend, "condition": condition, "n": len(g), "failed": len(reasons), "reason": top,
+                     "count": reasons.count(top), "share": reasons.count(top) / len(reasons) if reasons else math.nan})
+    return _sorted(pd.DataFrame(rows, columns=["backend", "condition", "n", "failed", "reason", "count", "share"]))
 
 
 def _outcomes(C: pd.DataFrame, observability: str) -> pd.DataFrame:

@@ -21,6 +21,9 @@ A unit is one task under one information condition with one pair of planners. It
 - **Limits.** ``max_cycles`` per agent (PARTNR's ``replanning_threshold`` 50), ``max_steps``.
 - A failure that is not the model's (server down, no key) raises: the unit fails and a rerun
   retries it; a bad reply is a recorded invalid action (``invalid`` in its step record).
+- **Why it failed.** An unsuccessful episode records ``failure`` (:func:`.explanations.explain`
+  as a dict: propositions never satisfied, satisfied out of order, constraints broken) and its
+  ``failure_reason``; a successful one records None in both.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from ...agents.llm import ENDPOINT_DEFAULTS, backend_label, check_endpoint_keys,
 from ...runs.spec_checks import check_choice, check_int, with_defaults
 from .calls import ToolCall
 from .episode import Channels, Decision, Observation, Planner, run_episode
+from .explanations import REASONS
 from .metrics import agent_metrics, classify, task_entities
 from .offline import PROFILES, OfflinePlanner
 from .tasks import FAMILIES, Task, generate_task, load_task, load_tasks
@@ -209,6 +213,7 @@ def run_spec(spec: dict[str, Any], wrap_team: Callable[[list[Planner]], list[Pla
         "profile": s["profile"] if s["backend"] == "heuristic" else None, "model": s["model"], "models": s["models"],
         "seed": s["seed"], "run": s["run"], "max_cycles": s["max_cycles"], "max_steps": s["max_steps"],
         "satisfied_at": list(result.satisfied_at),
+        "failure_reason": result.failure["reason"] if result.failure else None, "failure": result.failure,
         "invalid_actions": sum(log.invalid for log in result.logs),
         "truncated_replies": sum(log.invalid_cause == "truncated" for log in result.logs),
     }
@@ -234,6 +239,9 @@ _EPISODE = {"type": "object",
                            "planning_cycles": {"type": "integer", "minimum": 0},
                            "invalid_actions": {"type": "integer", "minimum": 0},
                            "truncated_replies": {"type": "integer", "minimum": 0},
+                           "failure_reason": {"enum": [None, *REASONS]},
+                           "failure": {"type": ["object", "null"],
+                                       "required": ["reason", "never_satisfied", "out_of_order", "broken"]},
                            "extraneous_effort": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
                            "task_offloading": {"type": ["number", "null"], "minimum": 0, "maximum": 1}}}
 _STEP = {"type": "object",
