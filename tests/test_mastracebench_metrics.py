@@ -245,6 +245,19 @@ def test_proposal_ts_correlation_across_methods():
     assert M.mean_proposal_score([traj([10, 30], [50, 70], 90)], "answer") == 90
 
 
+def test_table7_scores_the_moves_played_not_the_drafts():
+    """Issue 28: Table 7 is "over all replayed moves". Methods A-D play moves scoring 20, 40, 60, 80
+    (TS 25, 50, 50, 100) while their proposers' drafts score the reverse (80 ... 20): the played
+    moves correlate positively with TS, the drafts would negatively."""
+    trajs, eps = [], []
+    for m, played, draft, wins in [("A", 20, 80, 1), ("B", 40, 60, 2), ("C", 60, 40, 2), ("D", 80, 20, 4)]:
+        trajs.append(traj([draft, draft], [draft, draft], played, method=m, task="gomoku", instance="g", state=0))
+        eps += [EpisodeResult(m, "gomoku", f"g{i}", 100 if i < wins else 0) for i in range(4)]
+    c = M.proposal_ts_correlation(trajs, eps)
+    assert c.pearson == pytest.approx(stats.pearsonr([20, 40, 60, 80], [25, 50, 50, 100])[0]) and c.pearson > 0
+    assert M.proposal_ts_correlation(trajs, eps, which="proposals").pearson == pytest.approx(-c.pearson)
+
+
 # ------------------------------------------------------------------ tables of Layer 2
 
 def test_gab_ar_al_tables_and_table4_summary():

@@ -331,7 +331,8 @@ def al_follows_agreement(t: pd.DataFrame) -> Finding:
 
 
 def proposal_score_tracks_ts(t7: pd.DataFrame) -> Finding:
-    """Table 7: across methods, the mean proposal score correlates positively with TS on the games.
+    """Table 7: across methods, the mean score of the moves played correlates positively with TS on
+    the games.
     Shown when Spearman's rho is positive on every dynamic task of the run."""
     claim = "proposal scores track task scores"
     rows = t7.dropna(subset=["rho"])
@@ -341,7 +342,7 @@ def proposal_score_tracks_ts(t7: pd.DataFrame) -> Finding:
     detail = "; ".join(f"{_name(k)} {rho.text}" for k, rho in qs)
     n = int(rows["n"].iloc[0])
     if all(rho.shown_value > 0 for _, rho in qs):
-        return Finding(claim, f"Methods whose proposals score higher also score higher in the games (Spearman ρ: "
+        return Finding(claim, f"Methods whose moves score higher also score higher in the games (Spearman ρ: "
                               f"{detail}; {n} methods).", True, tuple(q for _, q in qs))
     return Finding(claim, f"Proposal scores do not track task scores on every game (Spearman ρ: "
                           f"{detail}; {n} methods).", False, tuple(q for _, q in qs))

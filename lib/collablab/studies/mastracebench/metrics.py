@@ -363,8 +363,11 @@ def correlation(x: Sequence[float], y: Sequence[float]) -> Correlation:
 
 
 def proposal_ts_correlation(trajectories: Iterable[Trajectory], episodes: Iterable[EpisodeResult] = (),
-                            task: str | None = None, which: Which = "proposals") -> Correlation:
-    """Table 7: across methods, correlate the mean proposal score on ``task`` with its TS."""
+                            task: str | None = None, which: Which = "answer") -> Correlation:
+    """Table 7: across methods, correlate the mean proposal score on ``task`` with its TS. The paper
+    takes "each method's mean proposal score over all replayed moves": the moves the MAS played,
+    one per game decision (its ``answer``), not its proposers' drafts (``which`` keeps the other
+    readings of :func:`mean_proposal_score` for comparison)."""
     ts_list = list(trajectories)
     if task is None:
         tasks = {t.task for t in ts_list}
