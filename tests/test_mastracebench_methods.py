@@ -195,6 +195,22 @@ def test_agentverse_stops_at_threshold():
     assert sum(c.role == "evaluator" for c in t.calls) == 3
 
 
+def test_agentverse_feeds_the_evaluators_verdict_back_to_the_recruiter():
+    """Issue 28: round 1's recruiter has no verdict yet; rounds 2 and 3 see the previous round's
+    evaluator reply (score and advice) and the solution it judged."""
+    verdicts = iter(['{"score": 3, "advice": "check the second robot"}', '{"score": 5, "advice": "shorter path"}',
+                     '{"score": 6}'])
+    t, backend = go("AgentVerse", lambda r: next(verdicts) if r.role == "evaluator" else default_script(r))
+    recruits = [r for r in backend.requests if r.role == "recruiter"]
+    assert [r.round for r in recruits] == [0, 1, 2, 3]
+    assert all("feedback" not in r.context for r in recruits[:2])
+    assert "check the second robot" in recruits[2].prompt and "shorter path" in recruits[3].prompt
+    assert recruits[2].context["feedback"] == [{"agent": "evaluator",
+                                                "text": '{"score": 3, "advice": "check the second robot"}'}]
+    solver = [r for r in backend.requests if r.role == "proposer"]
+    assert recruits[2].context["own"] == default_script(solver[1])  # the round-1 revision the verdict judged
+
+
 def test_clears_synthesis_gets_top_claims_with_ties():
     _, backend = go("CLEARS")
     synth = next(r for r in backend.requests if r.role == "synthesizer")

@@ -456,28 +456,39 @@ def run_mapr(task, instance, instance_id, backend, config=None, state=None) -> T
 def run_agentverse(task, instance, instance_id, backend, config=None, state=None) -> Trajectory:
     """AgentVerse: each round a recruiter assigns expert roles; the solver proposes (round 0) or
     integrates the critics' reviews; an evaluator scores the revision; stop at >= ``threshold``/10 or
-    after ``refine_rounds`` refinement rounds. FPA is undefined (one proposer)."""
+    after ``refine_rounds`` refinement rounds. FPA is undefined (one proposer).
+
+    The evaluator's verdict goes back to the recruiter: from round 2 on, the recruiter sees the
+    current solution and the last verdict (its score and what it says is missing) when it assigns
+    the next round's experts (AgentVerse, Chen et al. 2024, §2: "the feedback from the evaluation
+    stage" adjusts the group in the next iteration's expert recruitment; appendix: "Expert roles
+    are dynamically assigned rather than fixed across rounds")."""
     cfg = config or MethodConfig()
     s = _Session("AgentVerse", task, instance, instance_id, backend, cfg, state)
 
-    def recruit(r: int) -> str:
-        return s.ask("recruiter", "recruiter", 0, r, f"Describe expert roles for one solver and {cfg.critics} "
-                     "critics suited to this task, one line each.")
+    def recruit(r: int, verdict: str | None, solution: str) -> str:
+        ask = (f"Describe expert roles for one solver and {cfg.critics} critics suited to this task, one line each.")
+        if verdict is None:
+            return s.ask("recruiter", "recruiter", 0, r, ask)
+        return s.ask("recruiter", "recruiter", 0, r, ask + " The evaluator's feedback on the current solution is "
+                     "below: recruit the experts it calls for.",
+                     {"own": solution, "feedback": [{"agent": "evaluator", "text": verdict}]})
 
-    experts = recruit(0)
+    experts = recruit(0, None, "")
     cur = s.propose("proposer", "solver", 0, 0, _SOLVE, {"experts": experts})
     first = cur.proposal
+    verdict: str | None = None
     for r in range(1, cfg.refine_rounds + 1):
-        experts = recruit(r)
+        experts = recruit(r, verdict, cur.text)
         crit = [(f"critic{k}", s.ask("critic", f"critic{k}", k, r, "Review the current solution: identify errors "
                                       "or possible improvements.", {"own": cur.text, "experts": experts}))
                 for k in range(cfg.critics)]
         cur = s.propose("proposer", "solver", 0, r, "Integrate the critics' feedback that identifies errors or "
                         "improvements. Reply in the required format.",
                         {"own": cur.text, "feedback": _shown(crit), "experts": experts})
-        rating = parse_rating(s.ask("evaluator", "evaluator", 0, r, 'Score the solution from 0 to 10. Reply with '
-                                    'JSON {"score": x}.', {"own": cur.text}))
-        if rating >= cfg.threshold:
+        verdict = s.ask("evaluator", "evaluator", 0, r, 'Score the solution from 0 to 10 and say what it still '
+                        'lacks. Reply with JSON {"score": x, "advice": "..."}.', {"own": cur.text})
+        if parse_rating(verdict) >= cfg.threshold:
             break
     return s.done([("solver", first, cur.proposal)], cur.proposal, "solver")
 
