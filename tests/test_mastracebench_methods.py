@@ -195,6 +195,23 @@ def test_agentverse_stops_at_threshold():
     assert sum(c.role == "evaluator" for c in t.calls) == 3
 
 
+def test_adversarial_debate_takes_turns():
+    """Issue 28: each side answers the other's latest word. Replies are tagged by side and round;
+    the negative's round-r request shows the affirmative's round-r rebuttal, the affirmative's
+    round-r request the negative's round r-1 position, the judge both round-2 positions."""
+    _, backend = go("Adv. Debate", lambda r: f"{r.role}@{r.round}" if r.role in ("affirmative", "negative")
+                    else default_script(r))
+    turns = [(r.role, r.round) for r in backend.requests if r.role in ("affirmative", "negative", "judge")]
+    assert turns == [("affirmative", 0), ("negative", 0), ("affirmative", 1), ("negative", 1), ("affirmative", 2),
+                     ("negative", 2), ("judge", 3)]
+    shown = {(r.role, r.round): [p["text"] for p in r.context.get("proposals", [])] for r in backend.requests}
+    assert shown[("negative", 0)] == ["affirmative@0"]
+    for r in (1, 2):
+        assert shown[("affirmative", r)] == [f"negative@{r - 1}"]
+        assert shown[("negative", r)] == [f"affirmative@{r}"]  # was the affirmative's round r-1 position
+    assert shown[("judge", 3)] == ["affirmative@2", "negative@2"]
+
+
 def test_agentverse_feeds_the_evaluators_verdict_back_to_the_recruiter():
     """Issue 28: round 1's recruiter has no verdict yet; rounds 2 and 3 see the previous round's
     evaluator reply (score and advice) and the solution it judged."""

@@ -390,7 +390,10 @@ def run_agg_debate(task, instance, instance_id, backend, config=None, state=None
 
 def run_adv_debate(task, instance, instance_id, backend, config=None, state=None) -> Trajectory:
     """Adv. Debate: the affirmative proposes, the negative challenges it with a distinct alternative,
-    ``rebuttals`` rebuttal rounds, then a judge gives the answer. Both sides are proposers."""
+    ``rebuttals`` rebuttal rounds, then a judge gives the answer. Both sides are proposers. A debate
+    takes turns (appendix: "The negative agent is initially required to challenge the affirmative
+    proposal ... After two rebuttal rounds"): in each round the affirmative rebuts the negative's
+    last position, then the negative rebuts the affirmative's rebuttal of that same round."""
     cfg = config or MethodConfig()
     s = _Session("Adv. Debate", task, instance, instance_id, backend, cfg, state)
     aff = s.propose("affirmative", "affirmative", 0, 0, "Propose and defend a solution in the required format.")
@@ -398,14 +401,13 @@ def run_adv_debate(task, instance, instance_id, backend, config=None, state=None
                     "Challenge the affirmative solution: point out its flaws and give a distinct alternative "
                     "solution in the required format.", {"proposals": _shown([("affirmative", aff.text)])})
     a0, n0 = aff.proposal, neg.proposal
-    for r in range(1, cfg.rebuttals + 1):
-        new_aff = s.propose("affirmative", "affirmative", 0, r,
-                            "Rebut the negative side and state your (possibly revised) solution in the required "
-                            "format.", {"own": aff.text, "proposals": _shown([("negative", neg.text)])})
+    for r in range(1, cfg.rebuttals + 1):  # turns alternate: each side answers the other's latest word
+        aff = s.propose("affirmative", "affirmative", 0, r,
+                        "Rebut the negative side and state your (possibly revised) solution in the required "
+                        "format.", {"own": aff.text, "proposals": _shown([("negative", neg.text)])})
         neg = s.propose("negative", "negative", 1, r,
                         "Rebut the affirmative side and state your (possibly revised) alternative in the "
                         "required format.", {"own": neg.text, "proposals": _shown([("affirmative", aff.text)])})
-        aff = new_aff
     ans = s.propose("judge", "judge", 0, cfg.rebuttals + 1,
                     "Evaluate both final positions and give the correct solution in the required format.",
                     {"proposals": _shown([("affirmative", aff.text), ("negative", neg.text)])})
