@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from collablab.llm import EndpointError, EndpointSpec, LLMClient, LLMResult, ResponseCache, Usage, validate
+from collablab.llm import (EndpointError, EndpointSpec, LLMClient, LLMResult, ResponseCache, Usage, forget_served,
+                           validate)
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
 from collablab.studies.partnr.calls import HUMAN_TOOLS, ROBOT_TOOLS, ToolCall
 from collablab.studies.partnr.episode import ELSEWHERE, Channels, Decision, Episode, Observation
@@ -360,6 +361,62 @@ def test_auto_picks_the_constraint_by_provider_and_sends_it(observations, tmp_pa
     else:
         assert not {"grammar", "guided_grammar", "structured_outputs"} & set(body)
     assert "Thought: <reasoning" in user_text(body) and '"action": {"tool"' not in user_text(body)
+
+
+@pytest.mark.parametrize("owned_by,mode", [("vllm", "grammar"), ("llamacpp", "grammar"), ("fake", "none")])
+def test_provider_auto_learns_the_servers_kind_before_the_first_request(observations, tmp_path, owned_by, mode):
+    """The spec's default provider ``auto``: a vLLM-shaped endpoint (its model list says ``owned_by:
+    vllm``) gets the grammar from the first request on, never a JSON schema; the replay, with the
+    server gone, reads the kind from the cache and sends the same request."""
+    obs = observations[1]
+    bodies: list[dict] = []
+    alias = f"auto-{owned_by}-{tmp_path.name}"  # a fresh alias: nothing learned for it yet
+
+    def planner(url: str, mode_: str) -> LLMPlanner:
+        ep = EndpointSpec(alias=alias, model="fake-model", base_url=url, api_key_env=None, provider="auto")
+        return LLMPlanner(LLMClient(ep, ResponseCache(tmp_path / "cache.sqlite", mode_)), provider="auto")
+
+    with FakeOpenAIServer(script("Thought: t\nPrediction: Wait[]\nWait[]\nAssigned!", bodies), owned_by=owned_by) as srv:
+        live = planner(srv.base_url, "rw")
+        d = live.decide(obs)
+        url = srv.base_url
+    assert live.mode == mode and live.provider == ("compat" if owned_by == "fake" else owned_by)
+    body = bodies[0]
+    assert "response_format" not in body and "guided_json" not in body
+    grammar = tool_grammar(obs, thought_chars=thought_chars_for(4096, True))
+    if owned_by == "vllm":
+        assert body["structured_outputs"] == {"grammar": grammar} and body["guided_grammar"] == grammar
+    elif owned_by == "llamacpp":
+        assert body["grammar"] == grammar
+    else:
+        assert not {"grammar", "guided_grammar", "structured_outputs"} & set(body)
+    forget_served(alias)  # as in a new process: the replay reads the kind the cache recorded
+    replayed = planner(url, "replay")
+    assert replayed.decide(obs) == d and replayed.mode == mode  # a different request would be a CacheMiss
+
+
+def test_a_unit_on_a_vllm_shaped_server_requests_the_grammar_every_cycle(tmp_path):
+    """A whole unit from the spec (provider left at auto): every request of both agents carries the
+    grammar in vLLM's fields and no JSON schema, and the transcript grows cycle by cycle."""
+    from collablab.studies.partnr import run_spec
+
+    bodies: list[dict] = []
+    model = f"vllm-shaped-{tmp_path.name}"
+    with FakeOpenAIServer(script("Thought: t\nWait[]\nAssigned!", bodies), owned_by="vllm", models=(model,)) as srv:
+        out = run_spec({"backend": "llm", "model": model, "base_url": srv.base_url, "max_cycles": 2,
+                        "llm_cache": str(tmp_path / "c.sqlite"), "llm_cache_mode": "rw", "oas": True})
+    assert len(bodies) == 4 and len(out["steps"]) == 4 and not any(s["invalid"] for s in out["steps"])
+    for body in bodies:
+        assert body["structured_outputs"]["grammar"].startswith("root ::= ")
+        assert body["guided_grammar"] == body["structured_outputs"]["grammar"]
+        assert "response_format" not in body and "guided_json" not in body and "stop" not in body
+    assert sorted(len(b["messages"]) for b in bodies) == [2, 2, 4, 4]
+
+
+def test_provider_auto_on_a_dead_server_raises_endpoint_error(observations, tmp_path):
+    ep = EndpointSpec(alias=f"dead-{tmp_path.name}", model="m", base_url=dead_url(), api_key_env=None)
+    with pytest.raises(EndpointError, match="the server's kind"):
+        LLMPlanner(LLMClient(ep, ResponseCache(None, "off")), provider="auto").decide(observations[0])
 
 
 def test_json_schema_is_still_a_choice_and_asks_for_json(observations, tmp_path):

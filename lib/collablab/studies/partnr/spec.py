@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...llm import THINKING
-from ...agents.llm import ENDPOINT_DEFAULTS, backend_label, check_endpoint_keys, endpoint_client, endpoint_spec, live, per_agent, provider_of
+from ...agents.llm import ENDPOINT_DEFAULTS, backend_label, check_endpoint_keys, endpoint_client, endpoint_spec, live, per_agent
 from ...runs.spec_checks import check_choice, check_int, with_defaults
 from .calls import ToolCall
 from .episode import Channels, Decision, Observation, Planner, run_episode
@@ -179,7 +179,7 @@ def make_planners(s: dict[str, Any]) -> list[Planner]:
         return [OfflinePlanner(PROFILES[n], seed=s["seed"] * 1000 + s["instance"] + 7919 * s["run"], agent=a)
                 for a, n in enumerate(names)]
     models = _models(s)
-    provider = provider_of(s["provider"], s["base_url"])
+    provider = s["provider"] or "auto"  # auto: the server's kind, learned before the first request
     return [LLMPlanner(endpoint_client(s, m), constrained=s["constrained"], provider=provider,
                        temperature=s["temperature"], max_tokens=s["max_tokens"], history=s["llm_history"],
                        namespace=f"run{s['run']}/" if s["run"] else "", label=backend_label(s["provider"], s["base_url"], m))
