@@ -90,7 +90,7 @@ __all__ = [
 
 #: Constrained-generation modes (see the module docstring).
 CONSTRAINED = ("auto", "grammar", "json_schema", "none")
-#: The providers whose servers take a grammar, and the body fields they read it from.
+#: The providers whose servers take a grammar (:func:`grammar_body` names the fields they read).
 GRAMMAR_PROVIDERS = ("llamacpp", "vllm")
 RELATIONS = ("on", "within")
 CONSTRAINTS = ("None", "next_to")
