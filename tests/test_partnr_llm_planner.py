@@ -15,12 +15,13 @@ from typing import Any
 
 import pytest
 
-from collablab.llm import EndpointError, EndpointSpec, LLMClient, LLMResult, ResponseCache, Usage, validate
+from collablab.llm import (EndpointError, EndpointSpec, LLMClient, LLMResult, ResponseCache, Usage, forget_served,
+                           validate)
 from collablab.llm.fake_server import FakeOpenAIServer, FakeReply
 from collablab.studies.partnr.calls import HUMAN_TOOLS, ROBOT_TOOLS, ToolCall
 from collablab.studies.partnr.episode import ELSEWHERE, Channels, Decision, Episode, Observation
-from collablab.studies.partnr.llm_planner import (CONSTRAINED, HISTORY_WINDOW, LLMPlanner, PlannerError, build_messages,
-                                                  episode_classes, thought_chars_for, tool_grammar, tool_schema,
+from collablab.studies.partnr.llm_planner import (CONSTRAINED, LLMPlanner, PlannerError, build_messages, episode_classes,
+                                                  grammar_body, thought_chars_for, tool_grammar, tool_schema,
                                                   world_description)
 from collablab.studies.partnr.offline import OfflinePlanner
 from collablab.studies.partnr.tasks import generate_task, load_task
@@ -138,50 +139,61 @@ def first_observation(t) -> Observation:
 
 
 # -- the prompt --------------------------------------------------------------------------------
-def test_the_prompt_holds_task_world_tools_and_history(observations):
+def test_the_prompt_holds_partnrs_conf_text_task_world_and_tools(observations):
+    """The first prompt is PARTNR's conf prompt (zero_shot_prompt.yaml): its system sentences, the
+    role as PARTNR words it (agent 1 the task giver, agent 0 the task receiver), ``Task:``, the world
+    description, ``Possible Actions:`` with PARTNR's tool descriptions and ``- Done: ...``, and the
+    answer format with its example."""
     obs = observations[1]
-    system, user = (m["content"] for m in build_messages(obs))
-    assert "agent_1, the human" in system and "agent_0" in system
-    assert f"Task: {obs.instruction}" in user
-    assert world_description(obs) in user
-    for t in HUMAN_TOOLS:
-        assert f"- {t}: " in user
-    for call, result in obs.history:
-        assert f"{call} -> {result}" in user
-    assert "Thought: <" in user and "Assigned!" in user
-    robot_user = build_messages(observations[0])[1]["content"]
-    assert all(f"- {t}: " not in robot_user for t in STATE_TOOLS)
+    system, user = (m["content"] for m in build_messages(dataclasses.replace(obs, history=[]), answer="react"))
+    assert system.startswith("You are an agent that solves multi-agent planning problems.")
+    assert "Many calls to the same action in a row are a sign that something has gone wrong" in system
+    assert "You are playing the role of the task giver." in system and "task receiver" not in system
+    robot_system = build_messages(dataclasses.replace(observations[0], history=[]))[0]["content"]
+    assert "You are playing the role of the task receiver." in robot_system
+    assert user.startswith(f"Task: {obs.instruction}\n\n{world_description(obs)}\n\n")
+    assert "Possible Actions:\n- Clean: Used for cleaning an object." in user
+    assert "- Navigate: Used for navigating to an entity. You must provide the name of the entity" in user
+    assert "\n- Done: Used to indicate that the agent has finished the task. Example (Done[])\n" in user
+    assert "What is the next action to make progress towards completing the task?" in user
+    assert user.endswith("Here is an example:\nThought: Since there are no objects found I should explore a room I "
+                         "have not explored yet\nPrediction: Explore[<room name>]\nExplore[<room name>]\nAssigned!")
+    own = user.split("Possible Actions:\n")[1].split("\n\n")[0]
+    robot_own = build_messages(observations[0])[1]["content"].split("Possible Actions:\n")[1].split("\n\n")[0]
+    assert all(f"- {t}: " in own for t in HUMAN_TOOLS)
+    assert all(f"- {t}: " not in robot_own for t in STATE_TOOLS) and all(f"- {t}: " in robot_own for t in ROBOT_TOOLS)
 
 
-def test_the_history_shows_the_newest_actions_one_per_line(observations):
-    history = [(f"Explore[room_{i}]", "Successful execution!") for i in range(HISTORY_WINDOW + 4)]
-    history.append(("Thought: hm\nmaybe later", "no valid action in the reply"))
-    user = build_messages(dataclasses.replace(observations[0], history=history))[1]["content"]
-    assert "(5 earlier actions not shown)" in user and "Explore[room_4] " not in user
-    assert f"{len(history)}. Thought: hm / maybe later -> no valid action in the reply" in user
-    assert "Explore[room_5] -> Successful execution!" in user
-
-
-def test_world_description_lists_the_layout_and_only_the_agents_own_objects(observations):
+def test_world_description_is_partnrs_summary_of_the_agents_own_graph(observations):
+    """``Furniture:`` per room, the faucets, ``Objects:`` as PARTNR's get_objects_descr writes them;
+    no object states (objects_response_include_states: False), no explored rooms or open notes."""
     obs = observations[0]
     text = world_description(obs)
+    assert text.startswith("Furniture:\n") and "\n\nThe following furnitures have a faucet: " in text
     for room in obs.world.room_box:
-        assert f"- {room}: " in text
+        assert re.search(rf"^{room}: ", text, re.M), room
     for f in obs.world.furniture:
         assert re.search(rf"\b{f}\b", text), f
-    for h in obs.beliefs.objects:
-        assert f"- {h}: " in text
+    objects = text.split("\nObjects:\n", 1)[1].splitlines()
+    assert len(objects) == len(obs.beliefs.objects)
+    for line in objects:
+        h, where = line.split(": ", 1)
+        r = obs.beliefs.objects[h]
+        if r.held_by_me:
+            assert where == "held by the agent"
+        elif r.place is not None:
+            assert where == f"{r.place[1]} in {r.room}"
     hidden = set(obs.world.objects) - set(obs.beliefs.objects)
     assert not any(re.search(rf"\b{h}\b", text) for h in hidden)
-    assert f"You are in {obs.room}" in text
+    assert not re.search(r"clean|dirty|filled|empty|powered|explored|You are in|open", text, re.I)
 
 
 def test_the_oas_line_appears_only_when_oas_is_on(observations):
-    obs = observations[0]
+    obs = dataclasses.replace(observations[0], history=[])
     on = build_messages(obs)[1]["content"]
-    assert f"What you see of agent_1: {obs.partner_text}" in on
+    assert f"\n\nOther agent: {obs.partner_text}\n\nPossible Actions:" in on
     off = build_messages(dataclasses.replace(obs, partner_text=None, partner=None))[1]["content"]
-    assert "What you see of" not in off and ELSEWHERE not in off
+    assert "Other agent:" not in off and ELSEWHERE not in off
 
 
 def test_the_prompt_never_contains_the_partners_thoughts(tmp_path):
@@ -191,18 +203,18 @@ def test_the_prompt_never_contains_the_partners_thoughts(tmp_path):
 
     def handler(body: dict, server: FakeOpenAIServer) -> FakeReply:
         bodies.append(body)
-        human = "You are agent_1" in body["messages"][0]["content"]
+        human = "the task giver" in body["messages"][0]["content"]
         thought = f"{SECRET}: I take the kitchen" if human else "I look around"
         return FakeReply(f"Thought: {thought}\nPrediction: Wait[]\nExplore[kitchen_0]\nAssigned!")
 
     with FakeOpenAIServer(handler) as srv:
         planners = [LLMPlanner(client(srv.base_url, tmp_path, "off")) for _ in (0, 1)]
         res = Episode(task(), planners, Channels(oas=True, oana=True), max_cycles=3).run()
-    robot = [b for b in bodies if "You are agent_0" in b["messages"][0]["content"]]
-    human = [b for b in bodies if "You are agent_1" in b["messages"][0]["content"]]
+    robot = [b for b in bodies if "the task receiver" in b["messages"][0]["content"]]
+    human = [b for b in bodies if "the task giver" in b["messages"][0]["content"]]
     assert robot and human and any(SECRET in log.thought for log in res.logs if log.agent == 1)
     assert all(SECRET not in user_text(b) for b in robot)
-    assert any("What you see of agent_1: agent_1 (the human)" in user_text(b) for b in robot)  # co-located at start
+    assert any("Other agent: agent_1 (the human)" in user_text(b) for b in robot)  # co-located at start
 
 
 def test_oana_asks_for_a_class_level_prediction_and_it_is_parsed(observations, tmp_path):
@@ -210,12 +222,14 @@ def test_oana_asks_for_a_class_level_prediction_and_it_is_parsed(observations, t
     classes = episode_classes(obs)
     task_classes = {o["handle"].rsplit("_", 1)[0] for o in obs.task.objects}
     assert task_classes <= set(classes) and all(not re.search(r"_\d+$", c) for c in classes)
-    user = build_messages(obs)[1]["content"]
-    assert "predict the next action of agent_1" in user and "Prediction: <the next action of agent_1>" in user
+    system, user = (m["content"] for m in build_messages(obs)[:2])
+    assert "You are collaborating with another agent" in system
+    assert "predict the next action of the other agent" in user and "Prediction: <next action call of the other agent>" in user
     assert "Object classes of this episode: " + ", ".join(classes) in user
-    assert "Clean" in user.split("Its possible actions are: ")[1].split(".")[0]  # the human's tools
-    plain = build_messages(dataclasses.replace(obs, predict=False))[1]["content"]
-    assert "Prediction" not in plain
+    assert "- Clean: " in user.split("Possible Actions of the other agent:")[1]  # the human's tools
+    plain_system, plain = (m["content"] for m in build_messages(dataclasses.replace(obs, predict=False))[:2])
+    assert "Prediction" not in plain and "other agent:" not in plain and "collaborating" not in plain_system
+    assert "There will be another agent trying to solve the same task" in plain_system
 
     reply = "Thought: the human goes for the cup.\nPrediction: Clean[cup]\nNavigate[kitchen_0]\nAssigned!"
     with FakeOpenAIServer(script(reply)) as srv:
@@ -319,7 +333,7 @@ def test_the_json_schema_has_the_same_enums(observations):
     assert "prediction" not in tool_schema(dataclasses.replace(observations[0], predict=False))["properties"]
 
 
-@pytest.mark.parametrize("provider,mode", [("llamacpp", "grammar"), ("vllm", "json_schema"), ("openai", "none"),
+@pytest.mark.parametrize("provider,mode", [("llamacpp", "grammar"), ("vllm", "grammar"), ("openai", "none"),
                                            ("compat", "none")])
 def test_auto_picks_the_constraint_by_provider_and_sends_it(observations, tmp_path, provider, mode):
     obs = observations[0]
@@ -337,14 +351,94 @@ def test_auto_picks_the_constraint_by_provider_and_sends_it(observations, tmp_pa
     assert d.call == ToolCall("Pick", (known,)) and d.prediction == ToolCall("Pick", ("cup",))
     assert d.thought == "the human is busy"
     body = bodies[0]
-    assert ("grammar" in body) == (mode == "grammar") and ("response_format" in body) == (mode == "json_schema")
-    if mode == "grammar":
-        assert body["grammar"] == tool_grammar(obs, thought_chars=thought_chars_for(4096, True))
-    if mode == "json_schema":
-        rf = body["response_format"]
-        assert rf["type"] == "json_schema" and rf["json_schema"]["schema"] == tool_schema(obs)
-        assert '"action": {"tool"' in user_text(body) and "Assigned!" not in user_text(body)
-        assert "stop" not in body
+    grammar = tool_grammar(obs, thought_chars=thought_chars_for(4096, True))
+    assert "response_format" not in body and "guided_json" not in body  # a grammar or nothing, never JSON
+    if provider == "llamacpp":
+        assert body["grammar"] == grammar and "structured_outputs" not in body and "guided_grammar" not in body
+    elif provider == "vllm":  # vLLM's current field and the one older versions read
+        assert body["structured_outputs"] == {"grammar": grammar} and body["guided_grammar"] == grammar
+        assert "grammar" not in body
+    else:
+        assert not {"grammar", "guided_grammar", "structured_outputs"} & set(body)
+    assert "Thought: <reasoning" in user_text(body) and '"action": {"tool"' not in user_text(body)
+
+
+@pytest.mark.parametrize("owned_by,mode", [("vllm", "grammar"), ("llamacpp", "grammar"), ("fake", "none")])
+def test_provider_auto_learns_the_servers_kind_before_the_first_request(observations, tmp_path, owned_by, mode):
+    """The spec's default provider ``auto``: a vLLM-shaped endpoint (its model list says ``owned_by:
+    vllm``) gets the grammar from the first request on, never a JSON schema; the replay, with the
+    server gone, reads the kind from the cache and sends the same request."""
+    obs = observations[1]
+    bodies: list[dict] = []
+    alias = f"auto-{owned_by}-{tmp_path.name}"  # a fresh alias: nothing learned for it yet
+
+    def planner(url: str, mode_: str) -> LLMPlanner:
+        ep = EndpointSpec(alias=alias, model="fake-model", base_url=url, api_key_env=None, provider="auto")
+        return LLMPlanner(LLMClient(ep, ResponseCache(tmp_path / "cache.sqlite", mode_)), provider="auto")
+
+    with FakeOpenAIServer(script("Thought: t\nPrediction: Wait[]\nWait[]\nAssigned!", bodies), owned_by=owned_by) as srv:
+        live = planner(srv.base_url, "rw")
+        d = live.decide(obs)
+        url = srv.base_url
+    assert live.mode == mode and live.provider == ("compat" if owned_by == "fake" else owned_by)
+    body = bodies[0]
+    assert "response_format" not in body and "guided_json" not in body
+    grammar = tool_grammar(obs, thought_chars=thought_chars_for(4096, True))
+    if owned_by == "vllm":
+        assert body["structured_outputs"] == {"grammar": grammar} and body["guided_grammar"] == grammar
+    elif owned_by == "llamacpp":
+        assert body["grammar"] == grammar
+    else:
+        assert not {"grammar", "guided_grammar", "structured_outputs"} & set(body)
+    forget_served(alias)  # as in a new process: the replay reads the kind the cache recorded
+    replayed = planner(url, "replay")
+    assert replayed.decide(obs) == d and replayed.mode == mode  # a different request would be a CacheMiss
+
+
+def test_a_unit_on_a_vllm_shaped_server_requests_the_grammar_every_cycle(tmp_path):
+    """A whole unit from the spec (provider left at auto): every request of both agents carries the
+    grammar in vLLM's fields and no JSON schema, and the transcript grows cycle by cycle."""
+    from collablab.studies.partnr import run_spec
+
+    bodies: list[dict] = []
+    model = f"vllm-shaped-{tmp_path.name}"
+    with FakeOpenAIServer(script("Thought: t\nWait[]\nAssigned!", bodies), owned_by="vllm", models=(model,)) as srv:
+        out = run_spec({"backend": "llm", "model": model, "base_url": srv.base_url, "max_cycles": 2,
+                        "llm_cache": str(tmp_path / "c.sqlite"), "llm_cache_mode": "rw", "oas": True})
+    assert len(bodies) == 4 and len(out["steps"]) == 4 and not any(s["invalid"] for s in out["steps"])
+    for body in bodies:
+        assert body["structured_outputs"]["grammar"].startswith("root ::= ")
+        assert body["guided_grammar"] == body["structured_outputs"]["grammar"]
+        assert "response_format" not in body and "guided_json" not in body and "stop" not in body
+    assert sorted(len(b["messages"]) for b in bodies) == [2, 2, 4, 4]
+
+
+def test_provider_auto_on_a_dead_server_raises_endpoint_error(observations, tmp_path):
+    ep = EndpointSpec(alias=f"dead-{tmp_path.name}", model="m", base_url=dead_url(), api_key_env=None)
+    with pytest.raises(EndpointError, match="the server's kind"):
+        LLMPlanner(LLMClient(ep, ResponseCache(None, "off")), provider="auto").decide(observations[0])
+
+
+def test_json_schema_is_still_a_choice_and_asks_for_json(observations, tmp_path):
+    obs = observations[0]
+    known = sorted(obs.beliefs.objects)[0]
+    reply = json.dumps({"thought": "t", "prediction": {"tool": "Wait", "args": []},
+                        "action": {"tool": "Pick", "args": [known]}})
+    bodies: list[dict] = []
+    with FakeOpenAIServer(script(reply, bodies)) as srv:
+        d = LLMPlanner(client(srv.base_url, tmp_path, "off"), provider="vllm", constrained="json_schema").decide(obs)
+    assert d.call == ToolCall("Pick", (known,))
+    body = bodies[0]
+    rf = body["response_format"]
+    assert rf["type"] == "json_schema" and rf["json_schema"]["schema"] == tool_schema(obs)
+    assert '"action": {"tool"' in user_text(body) and "stop" not in body and "structured_outputs" not in body
+
+
+def test_grammar_body_names_each_servers_field():
+    assert grammar_body("llamacpp", "root ::= x") == {"grammar": "root ::= x"}
+    assert grammar_body("vllm", "root ::= x") == {"structured_outputs": {"grammar": "root ::= x"},
+                                                  "guided_grammar": "root ::= x"}
+    assert grammar_body("compat", "root ::= x") == {"grammar": "root ::= x"}
 
 
 def test_a_json_reply_with_an_unknown_entity_passes_through(observations, tmp_path):

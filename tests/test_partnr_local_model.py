@@ -10,12 +10,13 @@ missing model is a failure. SmolLM2-135M is far too small to do the task: greedy
 prompt's example (``Explore[<room name>]``, the grammar forcing a real room); a few sampled replies
 (temperature 1) vary the thought and the rooms, and their calls stay inside the grammar too.
 
-Cost (measured on 2 cores, one llama.cpp thread, RAM prompt cache on): the prompts are 1.3-1.7k
-tokens and grow with the objects the agent knows, hence ``n_ctx`` 4096 (LocalServer's default is
-2048; a prompt over the window is a server error, PlannerError, not an invalid action): 2.5-11 s
-a call (the first, with a cold prompt cache, is the slowest), the 6-call episode 28-33 s, the
-sampled replies about 6 s, the replay under 0.1 s; the whole file about 40 s (104 s, 8-20 s a
-call, with other jobs competing for the cores).
+Cost (measured on 2 cores, one llama.cpp thread, RAM prompt cache on): each agent's transcript
+grows by one reply and its ``Result``/``Objects`` turn a cycle (PARTNR's planner loop), up to 2.9k
+prompt tokens by the third cycle, hence ``n_ctx`` 4096 (LocalServer's default is 2048; a prompt
+over the window is a server error, PlannerError, not an invalid action). With other jobs competing
+for the cores: 7-30 s a call, the 6-call episode 84 s, the sampled replies 42 s, the replay 0.13 s,
+the whole file 133 s (issue 27; before the growing transcript, with 1.3-1.7k-token prompts, about
+40 s on idle cores).
 """
 
 from __future__ import annotations

@@ -26,6 +26,9 @@ from collablab.studies.partnr.tasks import FAMILIES, generate_task, load_task, l
     ({"constrained": "regex"}, "constrained: 'regex' is not allowed"),  # offline too: never silently ignored
     ({"backend": "llm", "model": "m", "base_url": "localhost:8000"}, "base_url: 'localhost:8000' must start with http"),
     ({"max_cycles": 0}, "max_cycles: must be an integer >= 1"),
+    ({"backend": "llm", "model": "m", "llm_history": 0}, r"llm_history: 0; allowed: None \(the whole transcript"),
+    ({"llm_history": "all"}, r"llm_history: 'all'; allowed: None .* or an integer >= 1"),  # offline too
+    ({"llm_history": True}, r"llm_history: True; allowed"),
     ({"colour": "red"}, r"spec: unknown key\(s\) \['colour'\]"),
 ])
 def test_bad_specs_name_the_field(spec, match):

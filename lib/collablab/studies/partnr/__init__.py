@@ -12,7 +12,8 @@ robot planner on PARTNR's skills, tasks and evaluation, in our household world.
 - ``episode``: the concurrent decentralized episode with the OAS, KE and OANA channels and the
   full-observability control;
 - ``offline`` (heuristic planner, labelled as such) and ``llm_planner`` (PARTNR's zero-shot
-  ReAct planner on an OpenAI-compatible model);
+  ReAct planner on an OpenAI-compatible model; ``transcript``: its prompt from PARTNR's conf and
+  the one growing transcript per agent);
 - ``prediction`` and ``metrics``: OANA scoring and per-agent and team metrics;
 - ``spec``: one unit from a flat spec (:func:`run_spec`), registered for the run grid as study
   ``partnr``, with the record schema and what the conformance checks need (``conformance``);
@@ -26,7 +27,7 @@ robot planner on PARTNR's skills, tasks and evaluation, in our household world.
 from typing import Any
 
 from ...runs import notebook_parameters as parameters
-from . import calls, episode, evaluation, llm_planner, metrics, offline, prediction, skills, tasks, world
+from . import calls, episode, evaluation, llm_planner, metrics, offline, prediction, skills, tasks, transcript, world
 from .conformance import conformance_cases, is_truncated, usable_reply
 from .episode import Channels, run_episode
 from .offline import OfflinePlanner, OfflineProfile
@@ -35,7 +36,8 @@ from .spec import DEFAULTS, RECORD_SCHEMA, endpoints, is_invalid, resolve, run_s
 __all__ = ["Channels", "DEFAULTS", "OfflinePlanner", "OfflineProfile", "PAPER_MODELS", "RECORD_SCHEMA", "beside_paper",
            "calls", "conformance_cases", "is_truncated", "usable_reply",
            "episode", "evaluation", "is_invalid", "llm_planner", "metrics", "offline", "parameters", "prediction",
-           "resolve", "run_episode", "run_spec", "sabotage", "skills", "tasks", "validate", "endpoints", "world"]
+           "resolve", "run_episode", "run_spec", "sabotage", "skills", "tasks", "transcript", "validate", "endpoints",
+           "world"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,48 +1,56 @@
 """PARTNR's zero-shot ReAct planner on an OpenAI-compatible model (observe_share_predict.txt
-§3.1-3.3, §A.1.2 "Constraint Generation" and "Tool Call Grammar", §A.6 prompts, World
-Description and Scene Summary examples).
+§3.1-3.3, §A.1.2 "Constraint Generation" and "Tool Call Grammar", §A.6 prompts; PARTNR's
+``conf/llm_zero_shot_react_planner.yaml`` and ``decentralized_zero_shot_react_summary.yaml``).
 
-Each planning cycle is one chat call: a system message (the planner's role, the partner, the
-agent's own role) and a user message (task, world description, the OAS line when OAS is on,
-the agent's tools, its earlier actions and results, the answer format). The prompt text lives
-in ``prompts/*.txt`` (``$NAME$`` placeholders). The reply is PARTNR's ReAct form::
+**The loop.** Like PARTNR's ``ZeroShotReactPlanner``, the planner keeps one growing transcript per
+agent (:class:`~.transcript.Transcript`): the conf prompt, then per planning cycle the model's reply
+(``Thought: ...``, the call, ``Assigned!``) and ``Result: ...`` / ``Objects: ...``. Each cycle is one
+chat call with the whole transcript; the next cycle appends to it. ``history`` (spec key
+``llm_history``; None: every cycle, PARTNR's behaviour; a number N: the first prompt and the last N
+cycles) is the one deviation offered, for a model whose context window is too short. A planner that did not answer the agent's
+previous cycle (a new episode, a test handing it an observation) starts a new transcript
+(:meth:`~.transcript.Transcript.start`). The reply is PARTNR's ReAct form::
 
     Thought: <one line of reasoning>
     Prediction: <the partner's next action, objects as classes>      (OANA only, §3.3)
     <one tool call>
     Assigned!
 
-World description (PARTNR's "summary" style): the layout (every room with its furniture,
-known from the start, open state as the agent last saw it), then the objects of the agent's
-own belief graph with where it last saw them and their states, what it holds, where it is and
-the rooms it explored. The OAS line (``obs.partner_text``) is the partner's visible state
-only: the prompt never holds the partner's thoughts, plans or predictions.
+**Constrained generation** (``constrained``, :data:`CONSTRAINED`). PARTNR's decentralized config sets
+``constrained_generation: True``: "the grammar permits only valid tool calls over observed entities"
+(§A.1.2), and the paper's later vLLM runs kept "the same model weights and decoding settings"
+(§A.1), so the grammar is sent to every server that takes one:
 
-Constrained generation (``constrained``, :data:`CONSTRAINED`):
+- ``grammar``: a GBNF grammar (:func:`tool_grammar`): one ``Thought:`` line of at most
+  :func:`thought_chars_for` characters (so the call still fits in ``max_tokens``), the
+  ``Prediction:`` line under OANA (the partner's tools, object arguments from the episode's classes),
+  exactly one call of the agent's tools over the entities of its own world graph (rooms, furniture,
+  known objects; a tool with no possible argument is left out), then ``Assigned!``. The request body
+  carries it where the server reads it (:func:`grammar_body`): llama.cpp's ``grammar``; on vLLM
+  ``structured_outputs.grammar`` (vLLM >= 0.10.2; its docs: "guided_grammar -> {"structured_outputs":
+  {"grammar": ...}}", the old field "removed in v0.12.0") and ``guided_grammar`` (older vLLM, which
+  ignores the newer field). Both servers read the same dialect: vLLM's default backend (xgrammar)
+  takes "GBNF grammars" ("xgrammar only supports GBNF grammars, so we must convert Lark"), with
+  repetition ranges (``{1,N}``).
+- ``json_schema``: the same choices as a JSON schema (:func:`tool_schema`) in ``response_format``,
+  the prompt asking for the JSON object (a choice, no longer any provider's default).
+- ``none``: the prompt only ("API-accessed models do not use this type of constraint generation",
+  §A.1.2); the stop word ``Assigned!`` ends the answer.
+- ``auto``: ``grammar`` for provider ``llamacpp`` and ``vllm``, else ``none`` (:func:`auto_constraint`).
+  Provider ``auto`` (the spec's default) is the server's kind (:func:`endpoint_provider`): what its
+  model list says (``owned_by`` ``vllm`` or ``llamacpp``; anything else is ``compat``), learned
+  before the first request, so a vLLM server gets the grammar from the first cycle on.
 
-- ``grammar``: a GBNF grammar (:func:`tool_grammar`) sent as the request body's ``grammar``
-  field (llama.cpp's OpenAI-compatible servers read it) through the OpenAI client's
-  ``extra_body``. It allows one Thought line, the Prediction line under OANA (the partner's
-  tools, object arguments from the episode's fixed class list: the classes of the task's
-  objects plus every class the agent knows), and exactly one call of the agent's tools over
-  the entities of its own world graph (rooms, furniture, known objects), then ``Assigned!``;
-  a tool with no possible argument (Pick before any object is known) is left out (§A.1.2).
-- ``json_schema``: the same as a JSON schema (:func:`tool_schema`) in ``response_format``
-  (vLLM, OpenAI); the prompt then asks for the JSON object instead of the ReAct lines.
-- ``none``: the prompt only (API models cannot use grammar-constrained decoding, §A.1.2).
-- ``auto``: ``grammar`` for provider ``llamacpp``, ``json_schema`` for ``vllm``, else ``none``.
-
-The constraint is part of the request parameters, hence of the response-cache key. Replies
-are read the same way in every mode (the reply is the model's answer, never rejected for its
-entities): :func:`~.calls.find_call` over the agent's tools (the JSON ``action`` is read as the
-same call); a reply without a valid call is a :class:`~.episode.Decision` with ``call=None``
-and ``error`` set, which the episode records as an invalid action. An entity absent from the
-agent's graph (possible without a constraint) is passed on: the skills record the failure; an
-empty reply is the model's too (``call=None``, ``error`` set). A call that got no reply (server
-down past the client's outage wait, missing key, retries exhausted) raises the floor's
-:class:`~collablab.llm.EndpointError` (:data:`PlannerError` is that class), also for a client
-that returns a result with ``error`` set; a miss in ``replay`` cache mode raises the floor's
-``CacheMiss``.
+The constraint is part of the request parameters, hence of the response-cache key. Replies are
+read the same way in every mode after the shared reply reader (:mod:`collablab.llm.reply`) has
+taken thoughts apart and marked a reply cut at ``max_tokens`` (never read: an invalid action with
+cause ``truncated``): :func:`~.calls.find_call` over the agent's tools (the JSON ``action`` is read
+as the same call); a reply without a valid call is a :class:`~.episode.Decision` with ``call=None``
+and ``error`` set, which the episode records as an invalid action; an entity absent from the
+agent's graph (possible without a constraint) is passed on for the skills to reject. A call that got
+no reply (server down past the client's outage wait, missing key, retries exhausted) raises the
+floor's :class:`~collablab.llm.EndpointError` (:data:`PlannerError`); a miss in ``replay`` cache
+mode raises the floor's ``CacheMiss``.
 
 Call ids are logical, ``<namespace><episode_id>/agent<a>/step<t>/c<len(history)>`` (one per
 planning cycle: every cycle adds one history entry), so replay does not depend on timing.
@@ -50,26 +58,29 @@ planning cycle: every cycle adds one history entry), so replay does not depend o
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from ...llm import EndpointError, LLMClient, find_json, response_format_for
+from ...llm import (EndpointCheckError, EndpointError, LLMClient, LLMResult, ServedModel, Usage, find_json,
+                    learned_served, response_format_for)
+from ...llm.preflight import display_url, served_model
 from ...llm.reply import recorded_thoughts
-from .calls import STOP_WORD, TOOLS, ToolCall, find_call, mask_id, parse_call
-from .episode import ROLES, Decision, Observation
-from .skills import ROLE_TOOLS
+from ...llm.wire import resolve_provider
+from .calls import STOP_WORD, TOOLS, ToolCall, find_call, parse_call
+from .episode import Decision, Observation
+from .transcript import Transcript, episode_classes, partner_of, prompt_template, world_description
 
 __all__ = [
     "CONSTRAINED",
-    "HISTORY_WINDOW",
     "LLMPlanner",
     "PlannerError",
     "auto_constraint",
     "build_messages",
+    "check_history",
+    "endpoint_provider",
     "episode_classes",
+    "grammar_body",
     "prompt_template",
     "thought_chars_for",
     "tool_grammar",
@@ -79,164 +90,65 @@ __all__ = [
 
 #: Constrained-generation modes (see the module docstring).
 CONSTRAINED = ("auto", "grammar", "json_schema", "none")
-#: Earlier actions shown in the prompt (the newest; older ones are counted, not listed).
-HISTORY_WINDOW = 15
-PROMPTS = Path(__file__).with_name("prompts")
+#: The providers whose servers take a grammar (:func:`grammar_body` names the fields they read).
+GRAMMAR_PROVIDERS = ("llamacpp", "vllm")
 RELATIONS = ("on", "within")
 CONSTRAINTS = ("None", "next_to")
-_PLACEHOLDER = re.compile(r"\$([A-Z_]+)\$")
 _PREDICTION = re.compile(r"^\s*\**\s*prediction\s*\**\s*:\s*(.*)$", re.IGNORECASE)
 _THOUGHT = re.compile(r"^\s*\**\s*thought\s*\**\s*:\s*(.*)$", re.IGNORECASE)
-_STATE_WORDS = {"is_clean": ("clean", "dirty"), "is_filled": ("filled", "empty"),
-                "is_powered_on": ("powered on", "powered off")}
 
 
 #: A planning call got no reply (server down, missing key, retries exhausted): raised, never
 #: recorded as an action; the unit fails and a rerun retries it. The floor's EndpointError.
 PlannerError = EndpointError
+#: Providers detected in this process, by (endpoint alias, base URL): one model-list request each.
+_DETECTED: dict[tuple[str, str], str] = {}
 
 
-# -- prompt text -------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
-def prompt_template(name: str) -> str:
-    """The prompt text ``prompts/<name>.txt`` of this package."""
-    return (PROMPTS / f"{name}.txt").read_text(encoding="utf-8").rstrip("\n")
+def endpoint_provider(client: LLMClient) -> str:
+    """The provider of ``client``'s endpoint: as configured, or for ``auto`` the server's kind
+    (:func:`collablab.llm.wire.resolve_provider`: the OpenAI API is ``openai``; else the model
+    list's ``owned_by``, ``vllm`` or ``llamacpp``; else ``compat``). The model list is what the
+    client learned, else (``replay``) the one the cache recorded in the live run, else one ``GET
+    /models`` now (remembered for the process); a server that does not answer it raises
+    :class:`~collablab.llm.EndpointError` like a call that got no reply."""
+    e = client.endpoint
+    if e.provider != "auto" or resolve_provider("auto", e.base_url) == "openai":
+        return resolve_provider(e.provider, e.base_url)
+    served = learned_served(e.alias)
+    key = (e.alias, display_url(e.base_url))
+    if served is None and client.cache.mode == "replay":  # what the live run saw, not the server now
+        rows = [r for r in client.cache.served_rows() if r["endpoint"] == e.alias and r["model"] == e.model]
+        return resolve_provider("auto", e.base_url, ServedModel.from_dict(rows[-1]["info"]) if rows else None)
+    if served is None and key in _DETECTED:
+        return _DETECTED[key]
+    if served is None:
+        try:
+            served = served_model(e, require_listed=False)
+        except EndpointCheckError as exc:
+            result = LLMResult(text=None, usage=Usage(), latency_s=0.0, cache="off", attempts=1,
+                               error=f"the server's kind (GET {key[1]}/models): {exc}", model=e.model,
+                               endpoint=e.alias, call_id="provider")
+            raise EndpointError(result, exc.kind) from None
+    provider = resolve_provider("auto", e.base_url, served)
+    _DETECTED[key] = provider
+    return provider
 
 
-def _fill(text: str, **values: Any) -> str:
-    def sub(m: re.Match[str]) -> str:
-        if m.group(1) not in values:
-            raise KeyError(f"prompt placeholder ${m.group(1)}$ has no value")
-        return str(values[m.group(1)])
-    return _PLACEHOLDER.sub(sub, text)
+def check_history(history: Any, field: str = "history") -> int | None:
+    """``history`` if it is None (the whole transcript, PARTNR's) or an integer >= 1 (the last N
+    cycles); ValueError naming ``field`` and the allowed values otherwise."""
+    if history is None or (not isinstance(history, bool) and isinstance(history, int) and history >= 1):
+        return history
+    raise ValueError(f"{field}: {history!r}; allowed: None (the whole transcript, PARTNR's) or an integer >= 1 "
+                     "(the last N planning cycles)")
 
 
-@functools.lru_cache(maxsize=1)
-def _tool_help() -> dict[str, str]:
-    out = {}
-    for line in prompt_template("tools").splitlines():
-        name, sep, text = line.partition(":")
-        if sep and name.strip():
-            out[name.strip()] = text.strip()
-    missing = [t for t in TOOLS if t not in out]
-    if missing:
-        raise ValueError(f"prompts/tools.txt: no description for {', '.join(missing)}")
-    return out
-
-
-def _me(obs: Observation) -> str:
-    return f"agent_{obs.agent}"
-
-
-def _partner(obs: Observation) -> tuple[str, str, tuple[str, ...]]:
-    """Handle, role and tools of the partner."""
-    b = 1 - obs.agent
-    role = ROLES[b] if obs.agent in (0, 1) else ("human" if obs.role == "robot" else "robot")
-    return f"agent_{b}", role, tuple(ROLE_TOOLS[role])
-
-
-def _states_text(states: Sequence[tuple[str, bool]]) -> str:
-    words = [(_STATE_WORDS[n][0] if v else _STATE_WORDS[n][1]) if n in _STATE_WORDS else f"{n}={v}"
-             for n, v in states]
-    return ", ".join(words)
-
-
-def world_description(obs: Observation) -> str:
-    """The agent's world as PARTNR's summary text: rooms with their furniture (the layout, open
-    states as the agent believes them), then the objects of its own belief graph with where it
-    last saw them and their states, what it holds, where it is and the rooms it explored."""
-    w, b = obs.world, obs.beliefs
-    by_room: dict[str, list[str]] = {r: [] for r in sorted(w.room_box)}
-    for h in sorted(w.furniture):
-        f = w.furniture[h]
-        notes = []
-        if f.articulated:
-            known = b.furniture_open.get(h)  # as the agent last saw it (the layout is known from the start)
-            notes.append("opens" if known is None else "open" if known[0] else "closed")
-        if f.faucet:
-            notes.append("faucet")
-        by_room.setdefault(f.room, []).append(h + (f" ({', '.join(notes)})" if notes else ""))
-    lines = ["House layout (rooms and their furniture):"]
-    lines += [f"- {r}: {', '.join(fs) if fs else 'no furniture'}" for r, fs in by_room.items()]
-    lines.append("Objects you know of (where you last saw them):")
-    if not b.objects:
-        lines.append("- none found yet")
-    for h in sorted(b.objects):
-        r = b.objects[h]
-        if r.held_by_me:
-            where = "held by you"
-        elif r.place is not None:
-            where = f"{r.place[0]} {r.place[1]}" + (f" in {r.room}" if r.room else "")
-        else:
-            where = "location unknown (it was no longer where you saw it)"
-        states = _states_text(r.states)
-        lines.append(f"- {h}: {where}" + (f"; {states}" if states else ""))
-    lines.append(f"You are in {obs.room}" + (f" and hold {obs.holding}." if obs.holding else " and hold nothing."))
-    explored = sorted(b.explored)
-    lines.append(f"Rooms you have explored: {', '.join(explored) if explored else 'none yet'}.")
-    return "\n".join(lines)
-
-
-def episode_classes(obs: Observation) -> list[str]:
-    """The object classes of the OANA prediction (Tool Call Grammar): the classes of the task's
-    objects (named in the instruction, known from the start) plus every class the agent knows,
-    masked as the scoring masks them (:func:`~.calls.mask_id`)."""
-    classes = {mask_id(str(o["handle"])) for o in obs.task.objects if "handle" in o}
-    classes |= {mask_id(h) for h in obs.beliefs.objects}
-    return sorted(classes)
-
-
-def _one_line(text: str) -> str:
-    """A history entry on one line (an invalid reply is recorded as its raw text)."""
-    return " / ".join(part.strip() for part in str(text).splitlines() if part.strip()) or "(empty)"
-
-
-def _history_text(obs: Observation) -> str:
-    if not obs.history:
-        return "Your earlier actions: none yet.\n"
-    shown = obs.history[-HISTORY_WINDOW:]
-    first = len(obs.history) - len(shown)
-    lines = ["Your earlier actions and their results:"]
-    if first:
-        lines.append(f"({first} earlier actions not shown)")
-    lines += [f"{first + i + 1}. {_one_line(call)} -> {_one_line(result)}" for i, (call, result) in enumerate(shown)]
-    return "\n".join(lines) + "\n"
-
-
-def build_messages(obs: Observation, *, answer: str = "react") -> list[dict[str, Any]]:
-    """System and user messages of one planning cycle (§A.6). ``answer``: ``"react"`` (Thought /
-    [Prediction /] call / Assigned!) or ``"json"`` (the JSON object of :func:`tool_schema`).
-
-    The OAS line appears only when ``obs.partner_text`` is not None; under OANA
-    (``obs.predict``) the prompt asks first for the partner's next action with object classes."""
-    if answer not in ("react", "json"):
-        raise ValueError(f"answer: {answer!r}; allowed: react, json")
-    partner, partner_role, partner_tools = _partner(obs)
-    names = {"ME": _me(obs), "PARTNER": partner, "PARTNER_ROLE": partner_role}
-    intro = _fill(prompt_template("partner_oana" if obs.predict else "partner_concurrent"), **names)
-    role_file = f"role_{obs.role}" if (PROMPTS / f"role_{obs.role}.txt").is_file() else "role_human"
-    system = _fill(prompt_template("system"), PARTNER_INTRO=intro, ROLE=_fill(prompt_template(role_file), **names))
-    help_ = _tool_help()
-    tools = "\n".join(f"- {t}: {help_[t]}" for t in obs.tools)
-    oas = f"What you see of {partner}: {obs.partner_text}\n" if obs.partner_text is not None else ""
-    if obs.predict:
-        predict = _fill(prompt_template("predict"), PARTNER=partner, PARTNER_TOOLS=", ".join(partner_tools),
-                        CLASSES=", ".join(episode_classes(obs)) or "none known yet") + "\n"
-    else:
-        predict = ""
-    if answer == "react":
-        question = _fill(prompt_template("answer_react"),
-                         PREDICTION_LINE=f"Prediction: <the next action of {partner}>\n" if obs.predict else "",
-                         PREDICTION_EXAMPLE="Prediction: Explore[<room name>]\n" if obs.predict else "")
-    else:
-        question = _fill(prompt_template("answer_json"),
-                         PREDICTION_FIELD=(f'"prediction": {{"tool": "<tool of {partner}>", "args": [...]}}, '
-                                           if obs.predict else ""),
-                         PREDICTION_EXAMPLE='"prediction": {"tool": "Explore", "args": ["<room name>"]}, '
-                         if obs.predict else "")
-    user = _fill(prompt_template("user"), TASK=obs.instruction, WORLD=world_description(obs) + "\n",
-                 PARTNER=oas, TOOLS=tools + "\n", HISTORY=_history_text(obs), QUESTION=predict + question)
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+def build_messages(obs: Observation, *, answer: str = "react", history: int | None = None) -> list[dict[str, Any]]:
+    """The chat messages a planner that joins at ``obs`` sends (:meth:`.Transcript.start`): the
+    conf prompt, then the agent's earlier cycles from ``obs.history``. A planner that answered the
+    earlier cycles sends its own transcript instead (:meth:`LLMPlanner.request`)."""
+    return Transcript.start(obs, answer=answer).messages(check_history(history))
 
 
 # -- constraints -------------------------------------------------------------------------------
@@ -313,7 +225,7 @@ def tool_grammar(obs: Observation, *, thought_chars: int = 300) -> str:
     lines = [f"root ::= {root}", f"thought ::= [^\\n]{{1,{int(thought_chars)}}}"]
     lines += _call_rules("", obs.tools, _entities(obs))
     if obs.predict:
-        lines += _call_rules("p-", _partner(obs)[2], _prediction_entities(obs))
+        lines += _call_rules("p-", partner_of(obs)[2], _prediction_entities(obs))
     return "\n".join(lines) + "\n"
 
 
@@ -342,7 +254,7 @@ def tool_schema(obs: Observation) -> dict[str, Any]:
     props: dict[str, Any] = {"thought": {"type": "string"}}
     required = ["thought"]
     if obs.predict:
-        props["prediction"] = _action_schema(_partner(obs)[2], _prediction_entities(obs))
+        props["prediction"] = _action_schema(partner_of(obs)[2], _prediction_entities(obs))
         required.append("prediction")
     props["action"] = _action_schema(obs.tools, _entities(obs))
     required.append("action")
@@ -350,9 +262,20 @@ def tool_schema(obs: Observation) -> dict[str, Any]:
 
 
 def auto_constraint(provider: str) -> str:
-    """What ``constrained="auto"`` means for ``provider``: grammar (llamacpp), json_schema
-    (vllm), none (any other: API models cannot be grammar-constrained, §A.1.2)."""
-    return {"llamacpp": "grammar", "vllm": "json_schema"}.get(provider, "none")
+    """What ``constrained="auto"`` means for ``provider``: ``grammar`` on the servers that take
+    one (llamacpp, vllm: PARTNR's ``constrained_generation: True``), ``none`` on any other ("API-
+    accessed models do not use this type of constraint generation", §A.1.2)."""
+    return "grammar" if provider in GRAMMAR_PROVIDERS else "none"
+
+
+def grammar_body(provider: str, grammar: str) -> dict[str, Any]:
+    """The request-body fields that carry ``grammar`` to ``provider``'s server: vLLM's
+    ``structured_outputs.grammar`` (current) and ``guided_grammar`` (before v0.12.0; each version
+    ignores the field it does not know), llama.cpp's ``grammar`` (also for any other provider
+    asked for a grammar explicitly: llama.cpp's field is the common one)."""
+    if provider == "vllm":
+        return {"structured_outputs": {"grammar": grammar}, "guided_grammar": grammar}
+    return {"grammar": grammar}
 
 
 # -- reading replies ---------------------------------------------------------------------------
@@ -446,15 +369,18 @@ def _read_json(reply: str, tools: Sequence[str], partner_tools: Sequence[str]) -
 # -- the planner -------------------------------------------------------------------------------
 class LLMPlanner:
     """PARTNR's zero-shot ReAct planner over one :class:`~collablab.llm.LLMClient` (a
-    :class:`~.episode.Planner`; see the module docstring).
+    :class:`~.episode.Planner`; see the module docstring). It keeps each agent's transcript of the
+    current episode.
 
-    ``provider`` (openai | vllm | llamacpp | compat) decides what ``constrained="auto"`` means;
-    ``namespace`` prefixes every call id (a ``/`` is added when missing), so repeated runs of
-    one unit sample afresh; ``label`` defaults to ``llm:<provider>:<model>``."""
+    ``provider`` (openai | vllm | llamacpp | compat, or auto: :func:`endpoint_provider` at the first
+    request) decides what ``constrained="auto"`` means and where a grammar goes; ``history``
+    (None | N >= 1) how many earlier cycles each request shows;
+    ``namespace`` prefixes every call id (a ``/`` is added when missing), so repeated runs of one
+    unit sample afresh; ``label`` defaults to ``llm:<provider>:<model>``."""
 
     def __init__(self, client: LLMClient, *, constrained: str = "auto", provider: str = "openai",
                  temperature: float | None = 0.0, max_tokens: int | None = 4096, namespace: str = "",
-                 label: str | None = None) -> None:
+                 label: str | None = None, history: int | None = None) -> None:
         if constrained not in CONSTRAINED:
             raise ValueError(f"constrained: {constrained!r}; allowed: {', '.join(CONSTRAINED)}")
         if max_tokens is not None and max_tokens < 1:
@@ -462,39 +388,64 @@ class LLMPlanner:
         self.client = client
         self.provider = provider
         self.constrained = constrained
-        self.mode = auto_constraint(provider) if constrained == "auto" else constrained
+        self._mode: str | None = None if provider == "auto" else self._mode_for(provider)
         self.temperature, self.max_tokens = temperature, max_tokens
+        self.history = check_history(history)
         self.namespace = namespace if not namespace or namespace.endswith("/") else namespace + "/"
         self.label = label or f"llm:{provider}:{client.endpoint.model}"
+        self.transcripts: dict[int, Transcript] = {}  # per agent: the transcript of its last request
 
     def __repr__(self) -> str:
-        return f"LLMPlanner({self.label!r}, mode={self.mode!r})"
+        return f"LLMPlanner({self.label!r}, mode={self._mode or self.constrained!r})"
+
+    def _mode_for(self, provider: str) -> str:
+        return auto_constraint(provider) if self.constrained == "auto" else self.constrained
+
+    @property
+    def mode(self) -> str:
+        """The constraint this planner sends (``grammar``, ``json_schema`` or ``none``); with
+        provider ``auto`` it is known once the server's kind is (:func:`endpoint_provider`)."""
+        if self._mode is None:
+            self.provider = endpoint_provider(self.client)
+            self._mode = self._mode_for(self.provider)
+        return self._mode
+
+    @property
+    def answer(self) -> str:
+        """How the model is asked to answer: ``json`` under ``json_schema``, else ``react``."""
+        return "json" if self.mode == "json_schema" else "react"
 
     def call_id(self, obs: Observation) -> str:
         """The logical id of this planning cycle's call."""
         return f"{self.namespace}{obs.task.episode_id}/agent{obs.agent}/step{obs.step}/c{len(obs.history)}"
 
-    def request(self, obs: Observation) -> dict[str, Any]:
+    def transcript(self, obs: Observation) -> Transcript:
+        """The agent's transcript for the cycle of ``obs``: the last one with its reply and the
+        result appended when ``obs`` is its next cycle, else a new one (nothing is stored here)."""
+        last = self.transcripts.get(obs.agent)
+        return last.next(obs) if last is not None else Transcript.start(obs, answer=self.answer)
+
+    def request(self, obs: Observation, transcript: Transcript | None = None) -> dict[str, Any]:
         """The keyword arguments of :meth:`LLMClient.chat` for this cycle (messages included)."""
+        t = transcript if transcript is not None else self.transcript(obs)
         kw: dict[str, Any] = {"call_id": self.call_id(obs), "temperature": self.temperature,
-                              "max_tokens": self.max_tokens}
+                              "max_tokens": self.max_tokens, "messages": t.messages(self.history)}
         if self.mode == "json_schema":
-            kw["messages"] = build_messages(obs, answer="json")
             kw["response_format"] = response_format_for("json_schema", tool_schema(obs), name="tool_call")
+        elif self.mode == "grammar":
+            grammar = tool_grammar(obs, thought_chars=thought_chars_for(self.max_tokens or 4096, obs.predict))
+            kw["extra_params"] = {"extra_body": grammar_body(self.provider, grammar)}
         else:
-            kw["messages"] = build_messages(obs)
-            if self.mode == "grammar":
-                kw["extra_params"] = {"extra_body": {"grammar": tool_grammar(
-                    obs, thought_chars=thought_chars_for(self.max_tokens or 4096, obs.predict))}}
-            else:
-                kw["stop"] = [STOP_WORD]
+            kw["stop"] = [STOP_WORD]
         return kw
 
     def decide(self, obs: Observation) -> Decision:
-        """One planning cycle: the model's reply read into a Decision (``call=None`` with ``error``
-        when it holds no valid call, an empty reply included); a call without a reply raises
-        :class:`~collablab.llm.EndpointError`."""
-        kw = self.request(obs)
+        """One planning cycle: the transcript sent, the model's reply read into a Decision
+        (``call=None`` with ``error`` when it holds no valid call, an empty or cut reply included)
+        and appended to the transcript; a call without a reply raises
+        :class:`~collablab.llm.EndpointError` (the transcript is left as it was)."""
+        t = self.transcript(obs)
+        kw = self.request(obs, t)
         messages = kw.pop("messages")
         result = self.client.chat_sync(messages, **kw)
         usage = result.usage
@@ -502,6 +453,7 @@ class LLMPlanner:
         if result.error is not None:
             raise EndpointError(result) from None
         reply = result.text or ""
+        self.transcripts[obs.agent] = t.answered(reply)
         reasoning = recorded_thoughts(result.reasoning)
         if result.truncated:  # a fragment is never read as an action (issue 23)
             where = "inside its thoughts" if not reply.strip() else "before a complete action"
@@ -511,7 +463,7 @@ class LLMPlanner:
         if not reply.strip():
             return Decision(None, error=f"the model gave an empty reply (finish_reason={result.finish_reason})",
                             tokens=tokens, reasoning=reasoning, finish_reason=result.finish_reason)
-        partner_tools = _partner(obs)[2]
+        partner_tools = partner_of(obs)[2]
         read = _read_json if self.mode == "json_schema" else _read_react
         call, thought, prediction, error = read(reply, obs.tools, partner_tools)
         if not obs.predict:

@@ -16,8 +16,11 @@ A unit is one task under one information condition with one pair of planners. It
   (or ``agent_profiles`` = "robot,human"), the same in every condition; ``llm`` is PARTNR's
   zero-shot ReAct planner (:mod:`.llm_planner`) on ``model`` (or ``models`` = "robot,human") at
   ``base_url``, greedy by default (``temperature`` 0: the paper does not give its decoding),
-  ``constrained`` auto | grammar | json_schema | none (auto: a grammar for llama.cpp, a JSON
-  schema for vLLM, nothing for API models, §A.1.2).
+  ``constrained`` auto | grammar | json_schema | none (auto: the grammar on llama.cpp and vLLM,
+  PARTNR's ``constrained_generation: True``; nothing for API models, §A.1.2), ``llm_history``
+  None | N >= 1 (how many earlier planning cycles each request's transcript shows; None, the
+  default, is PARTNR's one growing transcript, a number keeps the first prompt and the last N
+  cycles for a short context window; an ``llm_`` key, so notebook 07's ``llm_options`` sets it).
 - **Limits.** ``max_cycles`` per agent (PARTNR's ``replanning_threshold`` 50), ``max_steps``.
 - A failure that is not the model's (server down, no key) raises: the unit fails and a rerun
   retries it; a bad reply is a recorded invalid action (``invalid`` in its step record).
@@ -34,11 +37,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ...llm import THINKING
-from ...agents.llm import ENDPOINT_DEFAULTS, backend_label, check_endpoint_keys, endpoint_client, endpoint_spec, live, per_agent, provider_of
+from ...agents.llm import ENDPOINT_DEFAULTS, backend_label, check_endpoint_keys, endpoint_client, endpoint_spec, live, per_agent
 from ...runs.spec_checks import check_choice, check_int, with_defaults
 from .calls import ToolCall
 from .episode import Channels, Decision, Observation, Planner, run_episode
 from .explanations import REASONS
+from .llm_planner import LLMPlanner, check_history
 from .metrics import agent_metrics, classify, task_entities
 from .offline import PROFILES, OfflinePlanner
 from .tasks import FAMILIES, Task, generate_task, load_task, load_tasks
@@ -72,6 +76,7 @@ DEFAULTS: dict[str, Any] = {
     # The paper gives no decoding settings (§A.1): greedy, and a budget a reasoning model's thoughts
     # fit in (the ReAct reply itself is a thought and one call; the stop word ends it).
     "temperature": 0.0, "max_tokens": 4096, "thinking": "auto", "constrained": "auto",
+    "llm_history": None,  # None = PARTNR's whole transcript; N = the first prompt and the last N cycles
     "llm_max_concurrency": 2, "llm_timeout_s": 600.0, "llm_max_attempts": 4, **ENDPOINT_DEFAULTS,
     "max_cycles": 50, "max_steps": 20_000,
     "seed": 0, "run": 0,
@@ -86,6 +91,7 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     check_choice(s, "backend", BACKENDS)
     check_choice(s, "constrained", CONSTRAINED)  # on every backend: a typo is an error offline too
     check_choice(s, "thinking", THINKING)
+    check_history(s["llm_history"], "llm_history")  # on every backend, like constrained
     for key in ("oas", "ke", "oana"):
         if not isinstance(s[key], bool):
             raise ValueError(f"{key}: must be true or false, got {s[key]!r}")
@@ -176,12 +182,10 @@ def make_planners(s: dict[str, Any]) -> list[Planner]:
             else [s["profile"]] * 2
         return [OfflinePlanner(PROFILES[n], seed=s["seed"] * 1000 + s["instance"] + 7919 * s["run"], agent=a)
                 for a, n in enumerate(names)]
-    from .llm_planner import LLMPlanner
-
     models = _models(s)
-    provider = provider_of(s["provider"], s["base_url"])
+    provider = s["provider"] or "auto"  # auto: the server's kind, learned before the first request
     return [LLMPlanner(endpoint_client(s, m), constrained=s["constrained"], provider=provider,
-                       temperature=s["temperature"], max_tokens=s["max_tokens"],
+                       temperature=s["temperature"], max_tokens=s["max_tokens"], history=s["llm_history"],
                        namespace=f"run{s['run']}/" if s["run"] else "", label=backend_label(s["provider"], s["base_url"], m))
             for m in models]
 
