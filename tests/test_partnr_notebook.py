@@ -75,7 +75,13 @@ def test_every_sentence_matches_its_tables_and_every_section_has_one(default_run
     for f in R.findings():
         check_consistent(f, R.tables)
         assert len(f.text) <= 300 and not f.text.startswith("**"), f.text
-    assert all(f.shown is not None for f in R.findings("outcomes", "prediction", "strict", "full_obs", "tail"))
+    # Under credit by cause (metrics.classify) the heuristic's paired OAS effect on Extraneous Effort
+    # is small beside its searching after the task is complete (-1.7 pp [-6.4, +3.1] over 40 tasks):
+    # that one sentence may say the run cannot tell; every other must decide.
+    undecided = "OAS reduces Extraneous Effort (paired by task)"
+    assert all(f.shown is not None for f in R.findings("outcomes", "prediction", "strict", "full_obs", "tail")
+               if f.claim != undecided)
+    assert undecided in [f.claim for f in R.findings("tail")]
     assert "not findings about LLMs" in R.markdown()
     assert 3 <= len(R.headlines) <= 5 and R.headlines == R.findings("tail") and R.limits
     head = R.headline_markdown()

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import math
 
+import pandas as pd
 import pytest
 
 from collablab.studies.partnr.calls import (HUMAN_TOOLS, ROBOT_TOOLS, TOOLS, ToolCall, find_call, mask_id,
                                             parse_call)
+from collablab.studies.partnr.episode import ROLES, Channels, run_episode
+from collablab.studies.partnr.metrics import agent_metrics
+from collablab.studies.partnr.offline import PROFILES, OfflinePlanner
 from collablab.studies.partnr.prediction import (PredictionScore, PredictionTally, prediction_table,
                                                  score_against, score_prediction)
+from collablab.studies.partnr.report import prediction_frames
+from collablab.studies.partnr.tasks import generate_task, load_task
 
 
 def C(text: str) -> ToolCall:
@@ -191,3 +197,47 @@ def test_prediction_table_groups_by_agent():
     assert rows[1]["strict_type_acc"] == 0.5 and rows[1]["union_cond_all"] == 1.0
     with pytest.raises(ValueError, match=r"unknown tool"):
         prediction_table([{"agent": "x", "prediction": None, "current": "Fly[a]", "next": None}])
+
+
+# -- predictions with nothing to predict --------------------------------------------------------------
+def test_a_prediction_with_neither_target_is_counted_apart_not_wrong():
+    t = PredictionTally()
+    assert t.add(ToolCall("Navigate", ("cup_0",)), None, None) is None
+    t.add(ToolCall("Pick", ("cup_0",)), ToolCall("Pick", ("cup_1",)), None)
+    t.add(ToolCall("Wait"), None, ToolCall("Done"))
+    r = t.rates()
+    assert (t.n, t.no_target, t.made) == (2, 1, 3)
+    assert r["union_type_acc"] == 0.5 and r["strict_type_acc"] == 0.0 and r["union_n"] == 2
+    assert r["union_no_target"] == r["strict_no_target"] == 1 and r["union_no_target_share"] == pytest.approx(1 / 3)
+    assert math.isnan(PredictionTally().rates()["union_no_target_share"])
+    rows = prediction_table([{"agent": "robot", "prediction": "Wait[]", "current": None, "next": None},
+                             {"agent": "robot", "prediction": "Wait[]", "current": "Wait[]", "next": None}])
+    assert rows[0]["union_type_acc"] == 1.0 and rows[0]["union_no_target"] == 1
+
+
+def test_predictions_after_the_partner_is_done_are_set_apart_in_episodes_and_tables():
+    """Under OANA every cycle predicts; once the partner is Done both targets are empty."""
+    hits = 0
+    rows = []
+    for i in range(4):
+        planners = [OfflinePlanner(PROFILES["default"], seed=i, agent=a) for a in (0, 1)]
+        res = run_episode(load_task(generate_task(i, "rearrange")), planners, Channels(oana=True), seed=i)
+        m = agent_metrics(res, oana=True)
+        done_at = {a: next((log.end for log in res.logs if log.agent == a and log.call == "Done[]"), None) for a in (0, 1)}
+        for a, role in enumerate(ROLES):
+            mine = [log for log in res.logs if log.agent == a]
+            after = [log for log in mine if done_at[1 - a] is not None and log.start > done_at[1 - a]]
+            assert all(log.pred_current is None and log.pred_next is None for log in after)
+            assert m[role]["pred_union_no_target"] >= len(after)
+            assert m[role]["pred_union_n"] + m[role]["pred_union_no_target"] == len(mine)
+            hits += len(after)
+        rows += [{"episode_key": i, **log.to_dict()} for log in res.logs]
+    assert hits > 0
+    E = pd.DataFrame([{"episode_key": i, "backend": "offline", "observability": "partial", "context": "Obj",
+                       "oana": True, "condition": "Obj+OANA"} for i in range(4)])
+    t = prediction_frames(E, pd.DataFrame(rows))
+    union = t[t["target"] == "union"]
+    assert set(union["agent"]) == {"robot", "human"}
+    assert (union["no_target"] > 0).any() and ((union["n"] + union["no_target"]).sum() == len(rows))
+    share = union["no_target"] / (union["n"] + union["no_target"])
+    assert list(union["no_target_share"]) == pytest.approx(list(share))

@@ -19,6 +19,12 @@ The channels, each switchable (:class:`Channels`):
 - **full observability** (control): both belief graphs are the ground truth at every event
   (KE is meaningless there and refused).
 
+Each action's log keeps what the action itself did, for credit by cause (:mod:`.metrics`): the
+change of satisfied propositions its own phases made (``progress_own``, a partner's change in the
+meantime excluded), the objects its own looks located for its agent (``found``) and the container a
+Pick took its object out of (``taken_from``); the result keeps the step the task was complete
+(``completed_at``, :meth:`.evaluation.Evaluator.completed_at`).
+
 An episode ends when both agents are Done, out of planning cycles (``max_cycles``, PARTNR's
 ``replanning_threshold`` of 50 in the decentralized configuration) or the clock passes
 ``max_steps``. A planner reply that is not a valid call is a failed action with feedback (a
@@ -142,8 +148,11 @@ class ActionLog:
     prediction: str | None = None
     pred_current: str | None = None
     pred_next: str | None = None
-    progress_before: int = 0
-    progress_after: int = 0
+    progress_before: int = 0  # satisfied propositions when the call was chosen (anyone's doing)
+    progress_after: int = 0  # ... when its skill ended (the partner may have changed some meanwhile)
+    progress_own: int = 0  # the change its own phases made (its Place, Pick, state change), partner excluded
+    found: list[str] = field(default_factory=list)  # objects its own observations located for its agent
+    taken_from: str | None = None  # Pick/Rearrange: the furniture its object was taken out of (within)
     explored_new: bool = False
     tokens: int = 0
     invalid: bool = False
@@ -177,6 +186,7 @@ class EpisodeResult:
     end_reason: str
     evaluation_log: dict[str, Any] = field(default_factory=dict)
     failure: dict[str, Any] | None = None  # why it failed (.explanations.FailureExplanation.to_dict); None: success
+    completed_at: int | None = None  # the step the task's last unit was first met (None: not a success)
 
 
 class Episode:
@@ -288,7 +298,7 @@ class Episode:
         failure = explain(self.evaluator)
         return EpisodeResult(self.logs, self.t, self.evaluator.percent_complete(), self.evaluator.success(),
                              list(self.cycles), list(self.evaluator.satisfied_at), reason, self.evaluator.log(),
-                             failure.to_dict() if failure is not None else None)
+                             failure.to_dict() if failure is not None else None, self.evaluator.completed_at())
 
     def _phase_end(self, a: int) -> int:
         r = self.running[a]
@@ -361,22 +371,43 @@ class Episode:
         ph = r.plan.phases[r.phase]
         w = self.world
         error = None
+        before = self._progress()
         if ph.kind == "walk" and r.plan.cap and self.t - r.log.start > r.plan.cap:
             w.agent_pos[a] = self.pos_now(a)
             error = f"{r.plan.call.name} failed: timed out after {r.plan.cap} steps"
         elif ph.kind == "walk" and ph.to is not None:
             w.agent_pos[a] = ph.to
         elif ph.kind == "act" and ph.effect is not None:
+            source = self._container_of(r.plan.call) if self.skills.holding.get(a) is None else None
             error = ph.effect()
+            if error is None and source is not None and self.skills.holding.get(a) is not None:
+                r.log.taken_from = source
+        r.log.progress_own += self._progress() - before
         self.evaluator.update(w, self.t)
         if not self.ch.full_obs:
-            w.observe(a, self.beliefs[a], self.t)
+            r.log.found += self._observe(a)
         r.phase += 1
         r.phase_start, r.phase_from = self.t, w.agent_pos[a]
         if error is not None or r.phase >= len(r.plan.phases):
             self._finish(a, r, error)
             return True
         return False
+
+    def _container_of(self, call: ToolCall) -> str | None:
+        """The furniture a Pick or Rearrange would take its object out of (``within`` it), else None."""
+        if call.name not in ("Pick", "Rearrange") or not call.args or call.args[0] not in self.world.objects:
+            return None
+        place = self.world.objects[call.args[0]].place
+        return place[1] if place is not None and place[0] == "within" else None
+
+    def _observe(self, a: int) -> list[str]:
+        """Agent ``a`` looks (:meth:`.world.World.observe`); the objects whose place it learnt now
+        (unknown before, or known as "location unknown")."""
+        b = self.beliefs[a]
+        lost = {h for h, rec in b.objects.items() if rec.place is None and not rec.held_by_me}
+        new = self.world.observe(a, b, self.t)
+        located = [h for h in new if b.objects[h].place is not None]
+        return located + sorted(h for h in lost if b.objects[h].place is not None)
 
     def _finish(self, a: int, r: _Running, error: str | None) -> None:
         log = r.log

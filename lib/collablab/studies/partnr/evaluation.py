@@ -612,6 +612,14 @@ class Evaluator:
         """True when every unit of every proposition is satisfied and valid."""
         return self.percent_complete() == 1.0
 
+    def completed_at(self) -> int | None:
+        """The step at which the last unit was first satisfied, when the task succeeds (None
+        otherwise): from then on nothing an agent does changes the outcome ("TaskStateSuccess ...
+        Equivalent to TaskPercentComplete == 1.00", evaluation_README.md)."""
+        if not self.success():
+            return None
+        return max((t for units in self._unit_at for t in units), default=None)
+
     def log(self) -> dict[str, Any]:
         """PARTNR's TaskEvaluationLog as plain JSON-ready lists and dicts."""
         return {"propositions": [p.to_dict() for p in self.task.propositions],

@@ -26,6 +26,13 @@ Conventions (decided here; §A.2 gives only examples):
   counts over predictions with the right type; ``type_given_all`` is the joint count over
   predictions whose parameters are all right (the paper's 84.8%, §A.3.3). NaN on a zero
   denominator.
+- **No target** (ours): a prediction made when the partner has no action left has both targets
+  ``None`` (in an episode: the partner was Done or out of planning cycles, so it ran nothing
+  and chose nothing after; or, at the very first cycle, its first reply was no valid call):
+  there is nothing to predict, and it is counted apart (``no_target``), in no
+  accuracy's denominator, for union and strict alike; ``no_target_share`` is its share of all
+  predictions made. The paper scores predictions "compared with current and next partner
+  actions" (§3.3); with neither action there is no comparison.
 """
 
 from __future__ import annotations
@@ -112,9 +119,20 @@ class PredictionTally:
     agent: str | None = None
     n: int = 0
     counts: dict[str, int] = field(default_factory=dict)
+    no_target: int = 0
 
-    def add(self, pred: ToolCall | None, current: ToolCall | None, next_: ToolCall | None) -> dict[str, dict[str, bool]]:
-        """Score one prediction (:func:`score_prediction`), count it and return its scores."""
+    @property
+    def made(self) -> int:
+        """Every prediction counted: scored (``n``) and without a target (``no_target``)."""
+        return self.n + self.no_target
+
+    def add(self, pred: ToolCall | None, current: ToolCall | None,
+            next_: ToolCall | None) -> dict[str, dict[str, bool]] | None:
+        """Score one prediction (:func:`score_prediction`), count it and return its scores; one
+        with neither target is counted in ``no_target`` only and returns None."""
+        if current is None and next_ is None:
+            self.no_target += 1
+            return None
         scored = score_prediction(pred, current, next_)
         self.add_scored(scored)
         return scored
@@ -131,7 +149,8 @@ class PredictionTally:
                 self.counts[key] = self.counts.get(key, 0) + bool(scored[t][g])
 
     def rates(self) -> dict[str, float]:
-        """``<target>_<rate>`` for target in :data:`TARGETS`; NaN where a denominator is 0."""
+        """``<target>_<rate>`` for target in :data:`TARGETS` (with ``_n`` scored, ``_no_target``
+        and ``_no_target_share``); NaN where a denominator is 0."""
         out: dict[str, float] = {}
         for t in TARGETS:
             c = {g: self.counts.get(f"{t}.{g}", 0) for g in GRANULARITIES}
@@ -143,6 +162,8 @@ class PredictionTally:
                 f"{t}_cond_all": _ratio(c["joint_all"], c["type"]),
                 f"{t}_type_given_all": _ratio(c["joint_all"], c["all_params"]),
                 f"{t}_n": self.n,
+                f"{t}_no_target": self.no_target,
+                f"{t}_no_target_share": _ratio(self.no_target, self.made),
             })
         return out
 

@@ -23,7 +23,8 @@ tables. Tables:
 - ``prediction`` (§4.4, Table 2, §A.3.3): per OANA condition and agent, union target: Action
   Type accuracy, conditional principal-parameter accuracy, joint principal accuracy,
   all-parameter accuracy, conditional all-parameter accuracy and type given all parameters,
-  pooled over every prediction of the condition; ``prediction_gain``: each context's gain over
+  pooled over every prediction of the condition, and the share made when the partner had no
+  action left (scored apart, in no rate: ``no_target_share``); ``prediction_gain``: each context's gain over
   the object-only baseline (points); ``prediction_strict`` (§4.5, §A.5.1): the same under the
   strict next-action target; ``strict_gap``: union − strict per cell (points);
   ``prediction_means``: per observability, means over cells under both targets;
@@ -315,16 +316,17 @@ def _call(text: Any) -> Any:
 
 def prediction_frames(E: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
     """One row per backend x OANA condition x agent x target (``union``, ``strict``) with
-    :data:`PREDICTION_RATES` (fractions) and ``n`` predictions, pooled over every scored prediction
-    of the condition (as :mod:`.metrics` scores an episode's: a cycle counts when it carries a
-    prediction or a target)."""
-    cols = [*_KEYS, "agent", "target", *PREDICTION_RATES, "n"]
+    :data:`PREDICTION_RATES` (fractions) and ``n`` scored predictions, pooled over every planning
+    cycle of the condition's episodes (as :mod:`.metrics` scores an episode's: under OANA each
+    cycle predicts, §3.3); ``no_target`` counts the predictions made when the partner had no
+    action left, kept out of every rate, and ``no_target_share`` their share of all predictions
+    (:class:`.prediction.PredictionTally`)."""
+    cols = [*_KEYS, "agent", "target", *PREDICTION_RATES, "n", "no_target", "no_target_share"]
     need = {"prediction", "pred_current", "pred_next", "episode_key", "role"}
     if not len(steps) or not need <= set(steps.columns):
         return pd.DataFrame(columns=cols)
-    s = steps.loc[steps["prediction"].notna() | steps["pred_current"].notna() | steps["pred_next"].notna(),
-                  ["episode_key", "role", "prediction", "pred_current", "pred_next"]]
-    s = s.merge(E[["episode_key", *_KEYS]], on="episode_key", how="inner")
+    s = steps[["episode_key", "role", "prediction", "pred_current", "pred_next"]]
+    s = s.merge(E.loc[E["oana"], ["episode_key", *_KEYS]], on="episode_key", how="inner")
     if not len(s):
         return pd.DataFrame(columns=cols)
     records = [{**{k: getattr(r, k) for k in _KEYS}, "agent": r.role, "prediction": _call(r.prediction),
@@ -333,7 +335,8 @@ def prediction_frames(E: pd.DataFrame, steps: pd.DataFrame) -> pd.DataFrame:
     for r in prediction_table(records, by=(*_KEYS, "agent")):
         for target in ("union", "strict"):
             rows.append({**{k: r[k] for k in (*_KEYS, "agent")}, "target": target,
-                         **{m: r[f"{target}_{m}"] for m in PREDICTION_RATES}, "n": r[f"{target}_n"]})
+                         **{m: r[f"{target}_{m}"] for m in PREDICTION_RATES}, "n": r[f"{target}_n"],
+                         "no_target": r[f"{target}_no_target"], "no_target_share": r[f"{target}_no_target_share"]})
     return _sorted(pd.DataFrame(rows, columns=cols))
 
 
@@ -503,10 +506,12 @@ STYLES: dict[str, TableStyle] = {
                 "mean": "mean [lowest, highest]", "paper": "the paper"},
         caption="Partial-observability conditions; the mean and range are over conditions"),
     "prediction": TableStyle(
-        rates=PREDICTION_RATES, drop=("observability", "context", "oana"), labels=("condition", "agent"),
-        rename={"n": "predictions", **_RATE_NAMES},
+        rates=(*PREDICTION_RATES, "no_target_share"), drop=("observability", "context", "oana", "no_target"),
+        labels=("condition", "agent"),
+        rename={"n": "predictions", "no_target_share": "partner done", **_RATE_NAMES},
         caption="Union target (the partner's current or next action), pooled over predictions; "
-                "'a | b': a among predictions with b right"),
+                "'a | b': a among predictions with b right; 'partner done': share of predictions made "
+                "when the partner had no action left, scored apart"),
     "prediction_means": TableStyle(
         rates=tuple(f"{m}_{t}" for m in ("type_acc", "cond_all", "type_given_all") for t in ("union", "strict"))
         + ("type_rel",), drop=("cond_principal_union", "cond_principal_strict"), labels=("observability",),

@@ -43,7 +43,7 @@ from .calls import ToolCall
 from .episode import Channels, Decision, Observation, Planner, run_episode
 from .explanations import REASONS
 from .llm_planner import LLMPlanner, check_history
-from .metrics import agent_metrics, classify, task_entities
+from .metrics import agent_metrics, classify
 from .offline import PROFILES, OfflinePlanner
 from .tasks import FAMILIES, Task, generate_task, load_task, load_tasks
 
@@ -206,9 +206,8 @@ def run_spec(spec: dict[str, Any], wrap_team: Callable[[list[Planner]], list[Pla
     ch = channels_of(s)
     result = run_episode(task, planners, ch, seed=s["seed"] * 1000 + s["instance"] + 7919 * s["run"],
                          max_cycles=s["max_cycles"], max_steps=s["max_steps"])
-    handles = task_entities(task.evaluation.propositions)
-    m = agent_metrics(result, handles)
-    kinds = classify(result.logs, handles)
+    m = agent_metrics(result, oana=ch.oana)
+    kinds = classify(result.logs, result.completed_at)
     episode: dict[str, Any] = {
         "version": VERSION, "unit": task.episode_id, "task_source": s["task_source"], "family": task.family,
         "instance": s["instance"], "task_seed": s["task_seed"], "instruction": task.instruction,
