@@ -213,7 +213,7 @@ def test_oas_shows_visible_state_only():
     assert all(secret not in x and "Pick[cup]" not in x for x in texts)
     assert any(x == ELSEWHERE for x in texts) or all(x.startswith("agent_0 (the robot) is in ") for x in texts)
     fields = {f.name for f in dataclasses.fields(type(p1.seen[0].partner))} if p1.seen[0].partner else set()
-    assert fields <= {"role", "room", "near", "holding", "action"}
+    assert fields <= {"role", "room", "near", "holding", "motion", "in_view"}  # no call: see test_partnr_oas.py
     # without OAS there is no partner line at all
     p2 = Scripted([ToolCall("Wait", ())])
     Episode(t, [Scripted([]), p2], Channels()).run()

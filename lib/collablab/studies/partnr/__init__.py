@@ -10,7 +10,8 @@ robot planner on PARTNR's skills, tasks and evaluation, in our household world.
   generator and PARTNR's instruction templates (``instructions``: the clause grammar that
   compiles them, ``house_map``: their rooms and furniture in our houses);
 - ``episode``: the concurrent decentralized episode with the OAS, KE and OANA channels and the
-  full-observability control;
+  full-observability control (``oas``: what OAS shows of a co-located partner: its visible state
+  and current percepts, never its call);
 - ``offline`` (heuristic planner, labelled as such) and ``llm_planner`` (PARTNR's zero-shot
   ReAct planner on an OpenAI-compatible model; ``transcript``: its prompt from PARTNR's conf and
   the one growing transcript per agent);

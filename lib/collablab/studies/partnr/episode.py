@@ -10,8 +10,10 @@ graphs when the agents share a room, and the evaluator reads the ground truth af
 The channels, each switchable (:class:`Channels`):
 
 - **OAS**: when the agents share a room at planning time, the partner's visible state (room,
-  the furniture it stands at, what it holds) and its current skill, as text; otherwise the
-  fixed line :data:`ELSEWHERE`. Never its thoughts, plans or predictions.
+  the furniture it is at, what it holds, its kind of motion) and current percepts (the objects
+  it sees now), as text (:mod:`.oas`); otherwise the fixed line :data:`ELSEWHERE`. Never its
+  call or the call's target, thoughts, plans or predictions. The percepts also enter the
+  observer's world graph as records stamped now (:func:`.oas.percept_records`).
 - **KE**: when co-located, object records merge, newest wins, with no sender recorded.
 - **OANA**: before choosing its own action, the agent predicts the partner's next action; the
   prediction is logged with the union target (the partner's current action) and, once the
@@ -38,16 +40,15 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from ...world.views import horizontal_distance
 from .calls import ToolCall
 from .evaluation import Evaluator, evaluate_proposition
 from .explanations import explain
+from .oas import ELSEWHERE, PartnerView, partner_view, percept_records
 from .skills import ROLE_TOOLS, Plan, Skills
 from .tasks import Task
-from .world import FLOOR, Beliefs, Point, World
+from .world import Beliefs, Point, World
 
 ROLES = ("robot", "human")
-ELSEWHERE = "Acting in another room."
 INTERACTIONS = ("Pick", "Place", "Rearrange", "Open", "Close", "Clean", "Fill", "Pour", "PowerOn", "PowerOff")
 
 
@@ -71,25 +72,6 @@ class Channels:
         return ("Full:" if self.full_obs else "") + "+".join(parts) + ("+OANA" if self.oana else "")
 
 
-@dataclass(frozen=True)
-class PartnerView:
-    """What OAS shows of a co-located partner (visible state only)."""
-
-    role: str
-    room: str
-    near: str | None
-    holding: str | None
-    action: ToolCall | None
-
-    def text(self, handle: str) -> str:
-        bits = [f"{handle} (the {self.role}) is in {self.room}"]
-        if self.near:
-            bits.append(f"standing at {self.near}")
-        bits.append(f"holding {self.holding}" if self.holding else "holding nothing")
-        bits.append(f"currently doing {self.action.text()}" if self.action else "not doing anything")
-        return ", ".join(bits) + "."
-
-
 @dataclass
 class Observation:
     """Everything a planner gets for one planning cycle."""
@@ -107,7 +89,7 @@ class Observation:
     holding: str | None
     history: list[tuple[str, str]]
     partner_text: str | None  # OAS line, None when OAS is off
-    partner: PartnerView | None  # the same, structured (None when off or elsewhere)
+    partner: PartnerView | None  # the same, structured (None when off or elsewhere; :mod:`.oas`)
     predict: bool
 
 
@@ -234,17 +216,16 @@ class Episode:
         return self.world.room_at(self.pos_now(0)) == self.world.room_at(self.pos_now(1))
 
     def partner_view(self, a: int) -> PartnerView | None:
+        """What OAS shows agent ``a`` of its partner now (:mod:`.oas`); None when not co-located.
+        Only the running skill's tool name and phase kind are passed on, never the call."""
         b = 1 - a
         if not self.co_located():
             return None
-        p = self.pos_now(b)
-        w = self.world
-        near = min((f for f in w.furniture.values() if f.cls != FLOOR), key=lambda f: horizontal_distance(p, f.centre),
-                   default=None)
-        near_h = near.handle if near is not None and horizontal_distance(p, near.centre) <= near.half_extent + 1.0 else None
         r = self.running[b]
-        action = r.plan.call if r is not None and not self.done[b] else None
-        return PartnerView(ROLES[b], w.room_at(p), near_h, self.skills.holding.get(b), action)
+        running = r is not None and not self.done[b] and r.phase < len(r.plan.phases)
+        tool = r.plan.call.name if running else None  # type: ignore[union-attr]
+        kind = r.plan.phases[r.phase].kind if running else None  # type: ignore[union-attr]
+        return partner_view(self.world, ROLES[b], self.pos_now(b), self.skills.holding.get(b), tool, kind)
 
     def _sync(self) -> None:
         if self.ch.full_obs:
@@ -360,6 +341,11 @@ class Episode:
         w = self.world
         view = self.partner_view(a) if self.ch.oas else None
         text = (view.text(f"agent_{1 - a}") if view is not None else ELSEWHERE) if self.ch.oas else None
+        if view is not None and not self.ch.full_obs:
+            mine = self.beliefs[a].objects
+            for h, rec in percept_records(w, view, a, self.t).items():
+                if h not in mine or (mine[h].step < rec.step and not mine[h].held_by_me):
+                    mine[h] = rec
         return Observation(a, ROLES[a], ROLE_TOOLS[ROLES[a]], self.task.instruction, self.t, self.beliefs[a], w,
                            self.task, w.agent_pos[a], w.room_at(w.agent_pos[a]), self.skills.holding.get(a),
                            list(self.history[a]), text, view, self.ch.oana)

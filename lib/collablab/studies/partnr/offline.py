@@ -7,13 +7,19 @@ the channels it is given, and nothing else of the world (the layout is public):
 - it works on the propositions its beliefs say are unmet, nearest known candidate object first,
   exploring the nearest unexplored room when it knows none, opening closed furniture when every
   room is explored; the robot leaves object-state work to the human (it has no such tools);
-- **OAS**: it leaves alone the object a visible partner is carrying or acting on, and the room a
-  visible partner is exploring; it remembers both (as an LLM keeps earlier observations in its
-  context): a room it saw the partner explore counts as explored, an object it saw carried stays
-  the partner's until it sees the object again;
+- **OAS** (:mod:`.oas`: visible state and percepts, never the partner's call or target): it
+  leaves alone the object a visible partner holds, the task objects on the furniture a visible
+  partner is picking up at, and the room a visible partner is looking around in; it remembers
+  them (as an LLM keeps earlier observations in its context): a room it saw the partner look
+  around in counts as explored, an object it saw carried stays the partner's until it sees the
+  object again. Objects the partner sees arrive as records of its own graph (the episode adds
+  them), so it uses them like any other belief;
 - **KE**: merged records are just more beliefs: it uses objects the partner found;
-- **OANA**: it predicts the partner's next action from its model of the partner (its current
-  skill when visible, else what it itself would do next) and leaves that target alone; with
+- **OANA**: it predicts the partner's next action from its model of the partner: from what it
+  sees of it when co-located (carrying an object: to that object's destination, or placing it
+  there when at it; picking up at a piece of furniture: carrying a task object from there to
+  its destination; looking around: still exploring that room; walking empty-handed: picking a
+  task object it can see), else what it itself would do next; it leaves that target alone; with
   probability ``1 - partner_model`` the prediction is a random plausible call instead;
 - with probability ``slip`` per cycle it takes a distracted action (explore or walk anywhere).
 
@@ -199,28 +205,51 @@ class OfflinePlanner:
     def _claimed(self, obs: Observation, prediction: ToolCall | None) -> tuple[set[str], set[str]]:
         """Objects and rooms the partner is (seen or predicted to be) working on."""
         objs, rooms = set(), set(self.partner_rooms)
-        calls = []
-        if obs.partner is not None:
-            if obs.partner.holding:
-                self.partner_held[obs.partner.holding] = obs.step
-            if obs.partner.action:
-                calls.append(obs.partner.action)
-                if obs.partner.action.name == "Explore":
-                    self.partner_rooms.add(obs.partner.action.args[0])
+        p = obs.partner
+        if p is not None:
+            if p.holding:
+                self.partner_held[p.holding] = obs.step
+            if p.motion == "looking around":
+                self.partner_rooms.add(p.room)
+                rooms.add(p.room)
+            if p.motion == "picking up" and p.near:
+                objs |= {h for h, _, f in p.in_view if f == p.near}
         for h, when in self.partner_held.items():
             r = obs.beliefs.objects.get(h)
             if r is None or r.step <= when:  # not seen anywhere since the partner carried it
                 objs.add(h)
-        if prediction is not None:
-            calls.append(prediction)
-        for call in calls:
-            if not call.args:
-                continue
-            if call.name == "Explore":
-                rooms.add(call.args[0])
-            elif call.args[0] in obs.beliefs.objects:
-                objs.add(call.args[0])
+        if prediction is not None and prediction.args:
+            if prediction.name == "Explore":
+                rooms.add(prediction.args[0])
+            elif prediction.args[0] in obs.beliefs.objects:
+                objs.add(prediction.args[0])
         return objs, rooms
+
+    @staticmethod
+    def _read_partner(obs: Observation, needs: list[_Need]) -> ToolCall | None:
+        """The partner's next action as read from what OAS shows of it (None: nothing to read)."""
+        p, w = obs.partner, obs.world
+        if p is None:
+            return None
+        dest_of = {h: n for n in needs if n.dest for h in n.candidates}
+        if p.holding:
+            n = dest_of.get(p.holding)
+            if n is None:
+                return None
+            if p.near in n.dest:
+                f = w.furniture[p.near]  # type: ignore[index]
+                rel = n.relation if (n.relation == "on" and f.surface) or (n.relation == "within" and f.container) \
+                    else ("on" if f.surface else "within")
+                return ToolCall("Place", (p.holding, rel, p.near, "None", "None"))  # type: ignore[arg-type]
+            return ToolCall("Navigate", (n.dest[0],))
+        if p.motion == "looking around":
+            return ToolCall("Explore", (p.room,))
+        seen = [h for h, _, f in p.in_view if h in dest_of and (p.motion != "picking up" or f == p.near)]
+        if p.motion == "picking up" and seen:
+            return ToolCall("Navigate", (dest_of[seen[0]].dest[0],))
+        if p.motion == "walking" and seen:
+            return ToolCall("Pick", (seen[0],))
+        return None
 
     def _predict(self, obs: Observation, needs: list[_Need]) -> ToolCall:
         """The partner's next action by this planner's model of it."""
@@ -228,17 +257,9 @@ class OfflinePlanner:
         if self.rng.random() >= self.profile.partner_model:
             room = self.rng.choice(sorted(w.room_box))
             return self.rng.choice([ToolCall("Explore", (room,)), ToolCall("Navigate", (room,)), ToolCall("Wait", ())])
-        p = obs.partner
-        if p is not None and p.action:
-            name, args = p.action.name, p.action.args
-            if name == "Navigate" and args[0] in b.objects and not p.holding:
-                return ToolCall("Pick", (args[0],))
-            if name == "Pick":
-                dest = next((n.dest[0] for n in needs if args[0] in n.candidates and n.dest), None)
-                return ToolCall("Navigate", (dest or args[0],))
-            if name == "Navigate" and p.holding and args[0] in w.furniture:
-                return ToolCall("Place", (p.holding, "on", args[0]))
-            return p.action
+        read = self._read_partner(obs, needs)
+        if read is not None:
+            return read
         known = [h for n in needs if n.dest for h in n.candidates if b.objects.get(h) and b.objects[h].place]
         if known:
             return ToolCall("Navigate", (known[0],))
