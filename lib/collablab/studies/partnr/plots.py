@@ -15,7 +15,7 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter
 from ...analysis.plots import HouseFigure, figure_title, use_house_style
 from .experiments import CONTEXTS
 
-__all__ = ["channel_test_plot", "direction_plot", "full_obs_plot", "outcome_plot", "prediction_plot", "role_plot",
+__all__ = ["channel_test_plot", "direction_plot", "failure_plot", "full_obs_plot", "outcome_plot", "prediction_plot", "role_plot",
            "strict_plot"]
 
 #: One colour per series, the same in every figure.
@@ -239,4 +239,30 @@ def channel_test_plot(tests: pd.DataFrame, outcomes: Sequence[str] = ("simulatio
             ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
     axes[0].set_yticks(y, [f"{r.channel}: {r.on} vs {r.off}" for r in pairs.itertuples()] if len(pairs) else [])
     figure_title(fig, "Channel effects paired by task (mean difference, 95% CI; filled: Holm p < 0.05)", tests)
+    return fig
+
+
+def failure_plot(failures: pd.DataFrame, reasons: Sequence[str]) -> Figure:
+    """Why episodes failed: per condition (rows, the table's order) a bar of its failed episodes
+    split by reason (``reasons``: the table's reason columns, shares of the failed), the count of
+    failed episodes at the bar's end."""
+    t = failures.reset_index(drop=True)
+    cols = [r for r in reasons if r in t.columns and t[r].sum() > 0]
+    fig, (ax,) = _figure(9.0, 0.9 + 0.32 * len(t), 1)
+    y = np.arange(len(t))[::-1]
+    left = np.zeros(len(t))
+    for k, r in enumerate(cols):
+        width = (t[r] * t["failed"]).to_numpy(dtype=float)
+        ax.barh(y, width, left=left, color=f"C{k}", label=r, height=0.7)
+        left += width
+    for yy, n, f in zip(y, t["n"], t["failed"]):
+        ax.text(f + 0.2, yy, f"{int(f)} of {int(n)}", va="center", fontsize=9, color="0.3")
+    ax.set_yticks(y, t["condition"])
+    ax.set_xlabel("failed episodes")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if not cols:
+        _empty(ax, "no episode failed")
+    else:
+        _legend(fig, ax)
+    figure_title(fig, "Why episodes failed, by condition", t)
     return fig

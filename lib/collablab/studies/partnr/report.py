@@ -62,9 +62,10 @@ from .experiments import CONDITION_ORDER, CONTEXTS, FULL_CONTEXTS, condition_nam
 from .explanations import REASONS
 from .prediction import prediction_table
 
-__all__ = ["AGENTS", "CHANNEL_PAIRS", "CI_METRICS", "METRICS", "PREDICTION_RATES", "ROLE_COUNTS", "STYLES", "TEST_OUTCOMES",
-           "TEST_SHORT", "asymmetry_table", "channel_effects", "channel_pairs", "channel_tests", "condition_table",
-           "direction_summary", "directions", "failure_reasons", "full_vs_partial", "limits", "most_common_failure",
+__all__ = ["AGENTS", "CHANNEL_PAIRS", "CI_METRICS", "METRICS", "PREDICTION_RATES", "REASON_NAMES", "ROLE_COUNTS",
+           "STYLES", "TEST_OUTCOMES", "TEST_SHORT", "asymmetry_table", "channel_effects", "channel_pairs",
+           "channel_tests", "condition_table", "direction_summary", "directions", "failure_reasons", "failure_table",
+           "failure_words", "full_vs_partial", "limits", "most_common_failure",
            "paired_tests", "prediction_frames", "read_notebook", "role_counts", "role_summary", "roles_table"]
 
 #: Agent labels of the per-agent tables and their column suffixes.
@@ -152,6 +153,49 @@ def failure_reasons(episodes: pd.DataFrame) -> pd.DataFrame:
                   "share": counts[r] / len(g)} for r in REASONS if r in counts]
     t = pd.DataFrame(rows, columns=["backend", "condition", "reason", "failed", "count", "share"])
     return _sorted(t.assign(_r=t["reason"].map(REASONS.index)), "_r").drop(columns="_r")
+
+
+#: Each failure reason as the notebook says it.
+REASON_NAMES = {"never_satisfied": "a step never done", "out_of_order": "steps out of order",
+                "same_argument": "not on the same furniture, room or object",
+                "different_argument": "not on different furniture, rooms or objects", "undone": "a step later undone",
+                "no_propositions": "the task has no step"}
+
+
+def failure_table(E: pd.DataFrame, reasons: pd.DataFrame) -> pd.DataFrame:
+    """One row per backend x condition: ``n`` episodes, ``failed`` and one column per failure reason
+    any episode had (named by :data:`REASON_NAMES`): its share of the condition's failed episodes."""
+    base = E.groupby(["backend", "condition"], sort=False).agg(n=("success", "size"), failed=(
+        "success", lambda v: int((~v.astype(bool)).sum()))).reset_index()
+    wide = reasons.pivot_table(index=["backend", "condition"], columns="reason", values="share", sort=False)
+    cols = [r for r in REASON_NAMES if r in wide.columns]
+    out = base.merge(wide[cols].reset_index(), on=["backend", "condition"], how="left")
+    out[cols] = out[cols].fillna(0.0)
+    return _sorted(out.rename(columns=REASON_NAMES))
+
+
+def failure_words(R: Report) -> str:
+    """One paragraph on why episodes failed, from the run's ``failures`` and ``failure_reasons``
+    tables: how many failed, the most common reason over all conditions and each condition whose
+    most common reason differs (empty when the run has no explanations)."""
+    if "failures" not in R.tables:
+        return "This run's records predate the failure explanations: rerun it to see why episodes failed."
+    t, r = R.tables["failures"], R.tables["failure_reasons"]
+    failed = int(t["failed"].sum())
+    if not failed:
+        return f"No episode of this run failed ({int(t['n'].sum())} episodes)."
+    by = r.groupby("reason", sort=False)["count"].sum().sort_values(ascending=False, kind="stable")
+    top = by.index[0]
+    text = (f"{failed} of {int(t['n'].sum())} episodes failed, {int(by.iloc[0])} of them ({by.iloc[0] / failed:.0%}) "
+            f"because {REASON_NAMES[top]}")
+    others = [f"{REASON_NAMES[k]} ({int(v)})" for k, v in by.iloc[1:].items()]
+    text += f"; the others because {', '.join(others)}." if others else "."
+    lead = r.sort_values("count", ascending=False, kind="stable").drop_duplicates(["backend", "condition"])
+    odd = lead[lead["reason"] != top]
+    if len(odd):
+        text += " Conditions where another reason leads: " + "; ".join(
+            f"{c} ({REASON_NAMES[k]}, {sh:.0%})" for c, k, sh in zip(odd["condition"], odd["reason"], odd["share"])) + "."
+    return text
 
 
 def most_common_failure(episodes: pd.DataFrame) -> pd.DataFrame:
@@ -531,6 +575,11 @@ STYLES: dict[str, TableStyle] = {
                 "EE_full": "Extraneous Effort, full", "EE_retained": "effort retained",
                 "SR_partial": "Success Rate, partial", "SR_full": "Success Rate, full"},
         caption="Each full-observability condition against the same condition under partial observability"),
+    "failures": TableStyle(
+        rates=tuple(REASON_NAMES.values()), labels=("condition",),
+        rename={"n": "episodes", "failed": "failed episodes"},
+        caption="Why episodes failed: share of each condition's failed episodes by reason (PARTNR's "
+                "explanation: a step never done comes first, then the first broken constraint)"),
     "paired_tests": TableStyle(
         rates=("EE", "SR"), drop=("held", *[f"{o}_wilcoxon_p" for o in TEST_SHORT.values()], "PC", "PC_low",
                                   "PC_high", "PC_p"),
@@ -570,6 +619,9 @@ def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: dict[str, Any]
     T["strict_gap"] = _strict_gap(T["prediction"], T["prediction_strict"])
     T["prediction_means"] = _prediction_means(T["prediction"], T["prediction_strict"], T["strict_gap"])
     T["full_vs_partial"] = full_vs_partial(C, T["asymmetry"])
+    if "failure_reason" in E.columns:  # runs recorded before the explanations have none
+        T["failure_reasons"] = failure_reasons(E)
+        T["failures"] = failure_table(E, T["failure_reasons"])
     T["channel_tests"] = channel_tests(E, int(P["n_resamples"]))
     T["paired_tests"] = paired_tests(T["channel_tests"])
     for backend in dict.fromkeys(E["backend"].astype(str)):
