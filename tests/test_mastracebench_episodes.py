@@ -153,20 +153,23 @@ def test_duel_cap_applies_the_limit_rule():
 
 def test_negotiation_probes_are_excluded_from_tc_and_scores_follow_eq_17():
     cfgs = N.negotiation_configs(3)
-    assert [c.first_proposer for c in cfgs[:2]] == [0, 1] and {c.mas_player for c in cfgs} == {0}
+    assert [(c.mas_player, c.first_proposer) for c in cfgs[:2]] == [(0, 0), (1, 0)]
     for cfg in cfgs:
+        responses = []
         mine, res, theirs = E.play_episode("negotiation", "Single-Agent", cfg, HeuristicBackend("medium"),
-                                           E.episode_id("negotiation", cfg))
+                                           E.episode_id("negotiation", cfg), responses=responses)
         check(mine, res, theirs)
         for t in mine + theirs:
             probes = [c for c in t.calls if c.kind == "acceptance_probe"]
             assert probes and not any(c.counts_for_tc for c in probes)
             assert [c.kind for c in t.calls if c.counts_for_tc] == ["agent"]  # Single-Agent: one call
-        if cfg.first_proposer == 0:
+        if cfg.first_proposer == cfg.mas_player:
             assert mine and mine[0].state == 0
-        # the episode score matches eq 18 for an agreement on the method's accepted proposal
-        if mine and mine[-1].answer.score > 0:  # accepted, so the game ended on it
-            assert res.score == pytest.approx(mine[-1].answer.score)
+        # the method's accept/reject decisions are runs of its own (no units; the new test file
+        # test_mastracebench_negotiation_episodes.py checks them by hand)
+        for t in responses:
+            validate_trajectory(t.to_dict())
+            assert t.task == N.RESPONSE_TASK and t.instance == E.episode_id("negotiation", cfg)
 
 
 def test_unknown_task_is_refused():

@@ -254,17 +254,21 @@ def test_negotiation_parser():
     assert is_invalid(N.parse_response("hmm"))
 
 
-def test_negotiation_configs_pair_scenarios_with_swapped_openers():
+def test_negotiation_configs_exchange_player_roles_and_first_proposer():
+    """Appendix: "evaluated twice with the player roles and first proposer exchanged": across a
+    scenario's pair the MAS holds each value profile once and makes the first offer once."""
     cfgs = N.negotiation_configs(100, seed=5)
     assert len(cfgs) == 200
     for a, b in zip(cfgs[::2], cfgs[1::2]):
         assert (a.scenario, a.counts, a.values) == (b.scenario, b.counts, b.values)
-        assert (a.first_proposer, b.first_proposer) == (0, 1) and a.mas_player == b.mas_player == 0
+        assert (a.mas_player, b.mas_player) == (0, 1)  # the MAS plays value profile 0, then 1
+        mas_opens = [c.first_proposer == c.mas_player for c in (a, b)]
+        assert mas_opens == [True, False]  # the MAS opens game 2k, the opponent game 2k+1
         assert 5 <= sum(a.counts) <= 7 and a.values[0] != a.values[1]
         assert N.max_utility(a, 0) == 10 == N.max_utility(a, 1)
         assert all(x + y > 0 for x, y in zip(*a.values))
     assert cfgs == N.negotiation_configs(100, seed=5) and cfgs != N.negotiation_configs(100, seed=6)
-    assert N.proposer(N.new_negotiation(cfgs[1])) == 1
+    assert N.proposer(N.new_negotiation(cfgs[1])) == 0 != cfgs[1].mas_player
 
 
 def test_negotiation_offline_play_is_seeded_and_rational():

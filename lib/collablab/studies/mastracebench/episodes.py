@@ -28,17 +28,38 @@ Decisions (ours; tested in tests/test_mastracebench_episodes.py):
   proposal of each side's trajectory (initial, final, answer) is re-scored by eq 22 against the
   realized opponent action (:func:`rescore_duel`, canonical forms kept), and S* becomes the best
   legal action's score against it.
-- **Negotiation.** The MAS keeps player 0 and each scenario is played twice with the first
-  proposer swapped (``negotiation_configs`` already pairs them). The responder's accept/reject
-  A_{-i} (eq 17) is asked of the backend as an ``"opponent"`` request with context
-  ``{"offer": <JSON split from the proposer's view>}``, prompt ``render_prompt(state, responder,
-  offer)``, read by ``parse_response`` (unreadable -> reject). Answers are memoised per state
-  and allocation, so the answer's score, every proposal's score, S* (which probes every
-  allocation) and the realized acceptance agree. These calls are recorded in the *proposer's*
-  trajectory as kind ``"acceptance_probe"`` (excluded from TC).
-- **Limitation (Negotiation).** Only proposals are units (Table 1 scores "the proposed
-  allocation"). When the method's player responds, its accept/reject is that same acceptance
-  request on the shared backend, not a run of the method; it is no unit and costs no TC.
+- **Negotiation: the pair of games.** "Each scenario is evaluated twice with the player roles
+  and first proposer exchanged to reduce first-mover and role bias" (appendix); "reversing
+  which side makes the first offer" (§4.1). The sides exchange both: game 2k the MAS is
+  player 0 (value profile 0) and opens, game 2k+1 the MAS is player 1 and the opponent opens
+  (:func:`~.tasks.negotiation.negotiation_configs`), so the MAS plays each profile once and
+  opens once. Episode ids name both: ``negotiation-<scenario>-p<MAS player>-f<first proposer>``.
+- **Negotiation: accept/reject is a run.** "One player proposes a complete allocation and the
+  other player decides whether to accept or reject it" (appendix): the responder runs its
+  whole protocol on a :class:`~.tasks.negotiation.ResponseDecision` (task
+  :data:`~.tasks.negotiation.RESPONSE_TASK`, prompt ``render_prompt(state, responder, offer)``,
+  answer read by ``parse_response``; an invalid answer is a rejection). When the MAS responds
+  that is a run of the evaluated method (instance = the episode id, ``state`` = its response
+  number 0, 1, ...), e.g. Self-Consistency's majority over three accept/reject samples; when
+  the opponent responds, a Single-Agent run (instance ``"<episode id>:opponent"``) at the MAS
+  temperature: its calls are MAS roles (``"proposer"``...), not ``"opponent"``, so an LLM
+  backend samples them at ``temperature`` (1.0), not the probe's 0.
+- **Negotiation: eq 17's probe stays.** Each proposal is still scored with "we retain the
+  original negotiation history, replace the outward MAS proposal with a_t, and query the
+  opponent with temperature 0": an ``"opponent"`` request with context ``{"offer": <JSON split
+  from the proposer's view>}``, prompt ``render_prompt(state, responder, offer)``, read by
+  ``parse_response`` (unreadable -> reject), memoised per state and allocation, so the
+  answer's score, every proposal's score and S* (which probes every allocation) agree. These
+  calls are recorded in the *proposer's* unit as kind ``"acceptance_probe"`` (excluded from
+  TC). The probe scores; the responder's run decides the game: the two may differ (a sampled
+  run is not the temperature-0 answer).
+- **Negotiation: what is a unit, what TC counts.** Only proposals are units (Table 1 scores
+  "the proposed allocation"; §3.3: TC = E over the units D, the same D as GAB/AR/AL, of
+  C_MAS(x), "all agent calls in the MAS from receiving the input context to producing the
+  corresponding MAS answer"). An accept/reject decision has no proposal score, so it is not in
+  D and its calls are in no unit's C_MAS(x): they are not in TC (metrics.token_cost). They are
+  not hidden: ``play_negotiation_episode(..., responses=[])`` returns the method's response runs,
+  and the spec's episode record counts them (``responses``, ``response_tokens``).
 """
 
 from __future__ import annotations
@@ -69,6 +90,7 @@ __all__ = [
     "MAX_DECISIONS",
     "OPPONENT",
     "OPPONENT_SUFFIX",
+    "RESPONSE_SPEC",
     "episode_configs",
     "episode_id",
     "play_duel_episode",
@@ -237,35 +259,51 @@ class _Acceptor:
         return ok
 
 
+#: the responder's task: accept/reject an offer (module docstring)
+RESPONSE_SPEC = TaskSpec(N.NegotiationResponseTask(), N.render_response_prompt)
+
+
 def play_negotiation_episode(method: str, config: N.NegotiationConfig, backend: Backend, episode: str,
-                             method_config: MethodConfig | None = None,
-                             max_decisions: int | None = None) -> Episode:
-    """One negotiation (eq 18): the method plays ``config.mas_player``; each proposal is a unit
-    scored by eq 17 with the responder's acceptance asked of the backend (module docstring)."""
+                             method_config: MethodConfig | None = None, max_decisions: int | None = None,
+                             responses: list[Trajectory] | None = None) -> Episode:
+    """One negotiation (eq 18): the method plays ``config.mas_player``. Each proposal is a unit
+    scored by eq 17 with the temperature-0 acceptance probe; each offer is accepted or rejected
+    by a run of the responder (the method, or Single-Agent for the opponent) on
+    :data:`RESPONSE_SPEC`. The method's response runs (not units) are appended to
+    ``responses`` when a list is given (module docstring)."""
     cfg, ocfg = _configs(method_config)
     cap = _cap("negotiation", max_decisions)
     me = config.mas_player
     state = N.new_negotiation(config)
-    mine: list[Trajectory] = []
-    theirs: list[Trajectory] = []
+    sides = {me: (method, episode, cfg), 1 - me: (OPPONENT, _opponent_id(episode), ocfg)}
+    units: dict[int, list[Trajectory]] = {me: [], 1 - me: []}
+    answers: dict[int, list[Trajectory]] = {me: [], 1 - me: []}
     while not N.is_over(state):
         i = N.proposer(state)
-        if i == me and len(mine) >= cap:
+        if i == me and len(units[me]) >= cap:
             break  # the cap: no agreement
-        name, inst, cfg_i, out = ((method, episode, cfg, mine) if i == me
-                                  else (OPPONENT, _opponent_id(episode), ocfg, theirs))
+        name, inst, cfg_i = sides[i]
+        out = units[i]
         acceptor = _Acceptor(backend, name, inst, len(out))
         spec = TaskSpec(N.NegotiationTask(accepts=acceptor),
                         lambda s, p=i: N.render_prompt(s, p))
         t = run(name, spec, state, inst, backend, cfg_i, state=len(out))
-        a = t.answer
-        offer: N.Allocation | Invalid = (N.Allocation(tuple(tuple(int(v) for v in side) for side in a.canonical))
-                                         if a.valid else Invalid("invalid answer: no offer"))
-        accepted = not is_invalid(offer) and acceptor(offer, state)  # type: ignore[arg-type]
         out.append(replace(t, calls=t.calls + tuple(acceptor.calls)))
+        a = t.answer
+        accepted = False
+        offer: N.Allocation | Invalid = Invalid("invalid answer: no offer")
+        if a.valid:
+            offer = N.Allocation(tuple(tuple(int(v) for v in side) for side in a.canonical))
+            j_name, j_inst, j_cfg = sides[1 - i]
+            r = run(j_name, RESPONSE_SPEC, N.ResponseDecision(state, offer), j_inst, backend, j_cfg,
+                    state=len(answers[1 - i]))
+            answers[1 - i].append(r)
+            accepted = r.answer.valid and r.answer.canonical is True
         state = N.advance(state, offer, accepted)
+    if responses is not None:
+        responses.extend(answers[me])
     score = 100.0 * N.episode_score(state, me)
-    return mine, EpisodeResult(method, "negotiation", episode, score, cfg.run), theirs
+    return units[me], EpisodeResult(method, "negotiation", episode, score, cfg.run), units[1 - me]
 
 
 # ------------------------------------------------------------------ by name
@@ -275,17 +313,22 @@ _PLAYERS: dict[str, Callable[..., Episode]] = {"gomoku": play_gomoku_episode, "t
 
 
 def play_episode(task_name: str, method: str, config: Any, backend: Backend, episode_id: str,
-                 method_config: MethodConfig | None = None, max_decisions: int | None = None) -> Episode:
+                 method_config: MethodConfig | None = None, max_decisions: int | None = None,
+                 responses: list[Trajectory] | None = None) -> Episode:
     """Play one episode of ``task_name`` (``config``: a ``GomokuGame``, ``DuelConfig`` or
-    ``NegotiationConfig``); returns (method trajectories, EpisodeResult, opponent trajectories)."""
+    ``NegotiationConfig``); returns (method trajectories, EpisodeResult, opponent trajectories).
+    ``responses`` (Negotiation only; else left empty) receives the method's accept/reject runs."""
     if task_name not in _PLAYERS:
         raise ValueError(f"task_name: {task_name!r} is not a dynamic task; allowed: {', '.join(DYNAMIC_TASKS)}")
+    if task_name == "negotiation":
+        return play_negotiation_episode(method, config, backend, episode_id, method_config, max_decisions, responses)
     return _PLAYERS[task_name](method, config, backend, episode_id, method_config, max_decisions)
 
 
 def episode_configs(task_name: str, n: int | None = None, seed: int = 0) -> tuple[Any, ...]:
     """The paper's episodes: 50 Gomoku games (25 black, 25 white), 50 duels, 100 Negotiation
-    scenarios played twice (200 games); ``n`` overrides the count (scenarios for Negotiation)."""
+    scenarios played twice with the sides' player roles and first proposer exchanged (200 games);
+    ``n`` overrides the count (scenarios for Negotiation)."""
     if task_name == "gomoku":
         return G.gomoku_games(50 if n is None else n, seed)
     if task_name == "tactic_duel":
@@ -296,7 +339,9 @@ def episode_configs(task_name: str, n: int | None = None, seed: int = 0) -> tupl
 
 
 def episode_id(task_name: str, config: Any) -> str:
-    """A stable episode id: ``gomoku-<i>``, ``tactic_duel-<i>``, ``negotiation-<scenario>-<first proposer>``."""
+    """A stable episode id: ``gomoku-<i>``, ``tactic_duel-<i>``,
+    ``negotiation-<scenario>-p<MAS player>-f<first proposer>`` (a scenario's two games differ in
+    the MAS's player, so the id names it)."""
     if isinstance(config, N.NegotiationConfig):
-        return f"{task_name}-{config.scenario}-{config.first_proposer}"
+        return f"{task_name}-{config.scenario}-p{config.mas_player}-f{config.first_proposer}"
     return f"{task_name}-{config.index}"

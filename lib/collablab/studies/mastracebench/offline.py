@@ -49,8 +49,16 @@ Decisions and mechanisms:
   (approve only if every shown proposal is right); the evaluator rates ``{"score": 9}`` (right)
   or ``{"score": 4}``; the recruiter lists ``n`` (default 3) expert descriptions; the opponent
   plays the task's rule opponent (Negotiation: :class:`ReservationRule` when shown an
-  ``"offer"``). Every reply format is the one the methods ask for and read with the parsers in
-  :mod:`.roles`.
+  ``"offer"``: eq 17's temperature-0 acceptance probe). Every reply format is the one the
+  methods ask for and read with the parsers in :mod:`.roles`.
+- **Negotiation's accept/reject task** (:data:`~.tasks.negotiation.RESPONSE_TASK`, a run of a
+  method or of the Single-Agent opponent on a ``ResponseDecision``): its kit's reference is
+  :func:`~.tasks.negotiation.rule_response` (the :class:`ReservationRule`), its degradation the
+  other decision, its refinement the reference. Deciding on an offer is a verdict, so an
+  agent's initial decision uses the profile's judging errors, not ``p_correct`` (which on a
+  two-way choice would make a medium agent a coin): an offer the rule accepts is rejected with
+  ``p_reject_right``, one it rejects is accepted with ``p_accept_wrong``. The same profile for
+  every method and for the opponent; roles, voting and judging work as on any task.
 - **OptionGen** is valued by the offline rule judge (:func:`~.tasks.option_gen.rule_scores` on the
   canonical proposal with offline rubrics, eq 10), the judge ``OptionGenTask(judge=RuleJudge())``
   scores with; its degradations are a distractor promoted to the answer, a distractor paraphrased
@@ -316,6 +324,15 @@ def degrade_negotiation(best: N.Allocation, state: N.NegotiationState,
     return rng.choice(worse or others or [best])
 
 
+def _response_best(decision: N.ResponseDecision, rng: random.Random) -> bool:
+    return N.rule_response(decision)
+
+
+def _response_value(proposal: Any, decision: N.ResponseDecision) -> float:
+    """100 when the decision is the rule's, else 0 (what "right" means for accept/reject)."""
+    return 100.0 if proposal is N.rule_response(decision) else 0.0
+
+
 def _duel_value(action: Any, decision: T.DuelDecision) -> float:
     """Mean eq 22 (0-100) over the opponent's legal actions; 0 if invalid or illegal."""
     st, p = decision.state, decision.player
@@ -479,7 +496,11 @@ KITS: dict[str, TaskKit] = {
                            _duel_value, _duel_top),
     "option_gen": TaskKit(_option_best, degrade_option_gen, _refine_option_gen, render_option_gen,
                           _option_value, lambda item: 100.0),
+    N.RESPONSE_TASK: TaskKit(_response_best, lambda best, d, rng: not best, lambda own, best, d, rng: best,
+                             N.render_response, _response_value, lambda d: 100.0),
 }
+#: task name -> task class: the six tasks and Negotiation's accept/reject task
+_TASK_CLASSES: dict[str, Any] = {**TASKS, N.RESPONSE_TASK: N.NegotiationResponseTask}
 
 
 # --- the backend -------------------------------------------------------------------------------
@@ -538,7 +559,7 @@ class HeuristicBackend:
                                                                  _instance_key(req.instance), "best"))
 
     def _parse(self, req: Request, text: str) -> Any:
-        return TASKS[req.task]().parse(text, req.instance)
+        return _TASK_CLASSES[req.task]().parse(text, req.instance)
 
     def _value(self, req: Request, proposal: Any) -> float:
         return 0.0 if is_invalid(proposal) else self._kit(req.task).value(proposal, req.instance)
@@ -551,7 +572,7 @@ class HeuristicBackend:
         return self._value(req, proposal) >= bar - EPS
 
     def _canon(self, req: Request, proposal: Any) -> Any:
-        return TASKS[req.task]().canonical(proposal)
+        return _TASK_CLASSES[req.task]().canonical(proposal)
 
     def _render(self, req: Request, proposal: Any, fallback: str = "") -> str:
         if is_invalid(proposal):
@@ -569,6 +590,9 @@ class HeuristicBackend:
         rng = stable_rng(self._seed(), req.task, _instance_key(req.instance), req.agent, req.sample,
                          "initial")
         best = self._best(req)
+        if req.task == N.RESPONSE_TASK:  # accept/reject is a verdict on the offer (module docstring)
+            u = rng.random()
+            return (u >= p.p_reject_right) if best else (u < p.p_accept_wrong)
         if rng.random() < p.p_correct:
             return best
         return self._kit(req.task).degrade(best, req.instance, rng)

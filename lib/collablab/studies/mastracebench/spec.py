@@ -19,7 +19,10 @@ Decisions (ours; tested in tests/test_mastracebench_spec.py):
   maps (:func:`~.tasks.generate_mapf`, seed ``instance_seed``); EvidenceChain's 100 are
   generated; OptionGen's come from the user's RACE copy (``race_path``: RACE cannot be
   shipped); Gomoku 50 games (25 as black, 25 as white), TacticDuel 50 duels, Negotiation 100
-  scenarios each played twice with the first proposer swapped (200 episodes; index ``2 s + f``).
+  scenarios each played twice with the sides' player roles and first proposer exchanged (200
+  episodes; index ``2 s + p``, p the MAS's player; episodes.py). A Negotiation record's episode
+  also counts the method's accept/reject runs (``responses``, ``response_tokens``), which are
+  no units and not in TC.
   A smaller run takes a prefix of these lists, so its units are the paper's first units.
 - **Runs.** ``run`` is the repeat index (the appendix averages static tasks over 3 runs). It
   is written in every record; an LLM run ``r > 0`` keys its cached calls apart from run 0
@@ -283,6 +286,7 @@ def run_spec(spec: dict[str, Any], wrap_team: Callable[[Backend], Backend] | Non
         backend = wrap_team(backend)
     cfg = method_config(s)
     opponent_tokens = 0
+    responses: list[Trajectory] = []  # Negotiation: the method's accept/reject runs (no units, not in TC)
     if s["task"] in STATIC_TASKS:
         inst, iid = _instance(s)
         trajs = [run(s["method"], _task_object(s, backend), inst, iid, backend, cfg)]
@@ -290,7 +294,8 @@ def run_spec(spec: dict[str, Any], wrap_team: Callable[[Backend], Backend] | Non
     else:
         game = _games(s["task"], s["instance_seed"])[s["instance"]]
         iid = EP.episode_id(s["task"], game)
-        trajs, result, opponent = EP.play_episode(s["task"], s["method"], game, backend, iid, cfg, s["max_decisions"])
+        trajs, result, opponent = EP.play_episode(s["task"], s["method"], game, backend, iid, cfg, s["max_decisions"],
+                                                  responses)
         score = result.score
         opponent_tokens = sum(c.tokens for t in opponent for c in t.calls)
     calls = [c for t in trajs for c in t.calls]
@@ -304,6 +309,9 @@ def run_spec(spec: dict[str, Any], wrap_team: Callable[[Backend], Backend] | Non
                "tokens": sum(c.tokens for c in calls if c.counts_for_tc),
                "scoring_tokens": sum(c.tokens for c in calls if not c.counts_for_tc),
                "opponent_tokens": opponent_tokens, "truncated_calls": sum(c.truncated for c in calls)}
+    if s["task"] == "negotiation":  # the method's accept/reject runs: counted here, in no unit (episodes.py)
+        episode["responses"] = len(responses)
+        episode["response_tokens"] = sum(c.tokens for t in responses for c in t.calls if c.counts_for_tc)
     return {"episode": episode, "steps": [_step(k, t) for k, t in enumerate(trajs)]}
 
 
@@ -341,7 +349,8 @@ _UNIT_EPISODE: dict[str, Any] = {
         "method": {"enum": list(METHODS)},
         "score": EPISODE_SCHEMA["properties"]["score"],
         **{k: {"type": "integer", "minimum": 0} for k in ("index", "run", "seed", "n_units", "valid_answers", "tokens",
-                                                          "scoring_tokens", "opponent_tokens", "truncated_calls")},
+                                                          "scoring_tokens", "opponent_tokens", "truncated_calls",
+                                                          "responses", "response_tokens")},
         "backend": {"type": "string", "minLength": 1},
         "static": {"type": "boolean"},
     },

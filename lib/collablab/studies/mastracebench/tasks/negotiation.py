@@ -14,8 +14,21 @@ Decisions the paper leaves open (tested in tests/test_mastracebench_games.py):
 - Scenarios follow Deal-or-No-Deal (Lewis et al. 2017): items book, hat, ball; 1-4 of each,
   5-7 in all; each player's integer values total 10 over the pool; every item is worth
   something to someone, and the two profiles differ.
-- "Played twice with the first proposer swapped": the MAS keeps its side (player 0) and its
-  values; game 2k opens with player 0, game 2k+1 with player 1 (main text, §4.1).
+- **The pair of games of a scenario.** Appendix: "Each scenario is evaluated twice with the
+  player roles and first proposer exchanged to reduce first-mover and role bias"; §4.1: "run
+  each Negotiation configuration twice, reversing which side makes the first offer". Our
+  reading: the *sides* (the evaluated MAS, its Single-Agent opponent) exchange both their
+  player role (value profile) and who opens, so across the pair the MAS holds each profile
+  once and opens once. Game 2k: the MAS is player 0 and opens (``mas_player=0,
+  first_proposer=0``); game 2k+1: the MAS is player 1 and the opponent, now player 0, opens
+  (``mas_player=1, first_proposer=0``). Two games cannot also let each profile open once;
+  profile 0 opens both (:func:`negotiation_configs`).
+- **The responder's decision is a task of its own** (:class:`NegotiationResponseTask` on a
+  :class:`ResponseDecision`): "the other player decides whether to accept or reject it", so
+  the responding side runs its whole protocol on the offer and its answer is accept/reject.
+  Table 1 scores only "the proposed allocation", so the paper gives a decision no score: a
+  readable decision scores 100, an unreadable one 0 (v(y), eq 23), S* = 100; an unreadable
+  decision is played as a rejection.
 - An invalid proposal is no offer: the round passes as a rejection.
 - Parsing: an item named without a number means all of its units; "a"/"an"/"one".."seven"
   count; units not named for one side go to the other; an item named on neither side, or
@@ -42,7 +55,10 @@ __all__ = [
     "NegotiationState",
     "NegotiationTask",
     "Offer",
+    "RESPONSE_TASK",
+    "NegotiationResponseTask",
     "ReservationRule",
+    "ResponseDecision",
     "advance",
     "allocations",
     "episode_score",
@@ -57,8 +73,11 @@ __all__ = [
     "proposal_score",
     "proposer",
     "render_prompt",
+    "render_response",
+    "render_response_prompt",
     "responder",
     "rule_proposal",
+    "rule_response",
     "utility",
 ]
 
@@ -66,6 +85,8 @@ DELTA = 0.95
 MAX_ROUNDS = 10
 ITEMS: tuple[str, ...] = ("book", "hat", "ball")
 TOTAL_VALUE = 10
+#: the name of the responder's accept/reject task (:class:`NegotiationResponseTask`)
+RESPONSE_TASK = "negotiation_response"
 
 
 @dataclass(frozen=True)
@@ -232,6 +253,61 @@ class NegotiationTask:
     def parse(self, text: str, state: NegotiationState) -> Allocation | Invalid:
         """See :func:`parse_allocation`."""
         return parse_allocation(text, state)
+
+
+@dataclass(frozen=True)
+class ResponseDecision:
+    """The responder's decision (appendix "Negotiation": "one player proposes a complete
+    allocation and the other player decides whether to accept or reject it"): the round's state
+    and the offer on the table; ``player`` is the responder."""
+
+    state: NegotiationState
+    offer: Allocation
+
+    @property
+    def player(self) -> int:
+        """Who decides: the responder of ``state``'s round."""
+        return responder(self.state)
+
+
+@dataclass(frozen=True)
+class NegotiationResponseTask:
+    """The responder's accept/reject as a task a MAS method runs (module docstring): proposals
+    are ``True`` (accept) or ``False`` (reject); no unit of the trajectory metrics (Table 1
+    scores "the proposed allocation"), so a readable decision scores 100 and S* is 100."""
+
+    name: str = RESPONSE_TASK
+
+    def score(self, proposal: object, decision: ResponseDecision) -> float:
+        """100 for a readable decision, 0 for an ``Invalid`` one (eq 23's v(y))."""
+        return 0.0 if is_invalid(proposal) else 100.0
+
+    def max_score(self, decision: ResponseDecision) -> float:
+        """S* = 100."""
+        return 100.0
+
+    def canonical(self, proposal: object) -> object:
+        """The decision itself (``True``/``False``); an ``Invalid`` stays itself."""
+        return proposal
+
+    def parse(self, text: str, decision: ResponseDecision) -> bool | Invalid:
+        """See :func:`parse_response`."""
+        return parse_response(text)
+
+
+def render_response(accept: bool, decision: ResponseDecision | None = None) -> str:
+    """``{"accept": true}`` / ``{"accept": false}``: the form :func:`parse_response` reads back."""
+    return json.dumps({"accept": bool(accept)})
+
+
+def render_response_prompt(decision: ResponseDecision) -> str:
+    """The responder's task prompt: :func:`render_prompt` for the responder, given the offer."""
+    return render_prompt(decision.state, decision.player, decision.offer)
+
+
+def rule_response(decision: ResponseDecision, rule: ReservationRule = ReservationRule()) -> bool:
+    """The offline responder's decision: ``rule`` (accept iff its share reaches the reservation share)."""
+    return bool(rule(decision.offer, decision.state))
 
 
 _REST = re.compile(r"(?:the\s+)?(?:rest|remainder|remaining(?:\s+items)?|everything\s+else)",
@@ -422,7 +498,9 @@ def _profiles(counts: tuple[int, ...]) -> list[tuple[int, ...]]:
 
 
 def negotiation_configs(n: int = 100, seed: int = 0) -> tuple[NegotiationConfig, ...]:
-    """``2 n`` games: ``n`` seeded scenarios, each twice with the first proposer swapped."""
+    """``2 n`` games: ``n`` seeded scenarios, each twice "with the player roles and first proposer
+    exchanged" (appendix): game 2k the MAS is player 0 and opens, game 2k+1 the MAS is player 1
+    and the opponent (player 0) opens (module docstring)."""
     if n <= 0:
         raise ValueError(f"n must be positive, got {n}")
     rng = random.Random(f"negotiation-{seed}")
@@ -436,8 +514,8 @@ def negotiation_configs(n: int = 100, seed: int = 0) -> tuple[NegotiationConfig,
             v0, v1 = rng.choice(options), rng.choice(options)
             if v0 != v1 and all(a + b > 0 for a, b in zip(v0, v1)):
                 break
-        for first in (0, 1):
-            out.append(NegotiationConfig(s, ITEMS, counts, (v0, v1), first_proposer=first))
+        for mas in (0, 1):  # first proposer: player 0, the MAS in game 2k, the opponent in game 2k+1
+            out.append(NegotiationConfig(s, ITEMS, counts, (v0, v1), first_proposer=0, mas_player=mas))
     return tuple(out)
 
 
