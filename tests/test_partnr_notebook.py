@@ -345,3 +345,22 @@ def test_channel_directions_follow_the_papers_direction():
     _ok(F.channel_directions(dirs, "OAS"), T, True, "Extraneous Effort is lower in 5 and higher in 1 of 6 pairs")
     _ok(F.channel_directions(dirs, "OANA"), T, False, "does not show that OANA lowers Success Rate in most pairs")
     assert RP.direction_summary(dirs).set_index("channel").at["OAS", "EE"] == "5 ↓ 1 ↑"
+
+
+def test_why_episodes_failed_is_built_from_the_records(default_run):
+    """Issue 27: the failures table counts each condition's failed episodes and splits them by the
+    records' failure_reason; the words quote its totals."""
+    _, episodes, _, _, R, _ = default_run
+    t = R.tables["failures"].set_index("condition")
+    reasons = [c for c in RP.REASON_NAMES.values() if c in t.columns]
+    assert reasons  # the default run has failures
+    E = episodes.assign(success=episodes["success"].astype(bool))
+    for cond, g in E.groupby("condition"):
+        bad = g[~g["success"]]
+        assert (t.loc[cond, "n"], t.loc[cond, "failed"]) == (len(g), len(bad))
+        for key, name in RP.REASON_NAMES.items():
+            share = (bad["failure_reason"] == key).mean() if len(bad) else 0.0
+            assert t.loc[cond, name] == pytest.approx(share) if name in t.columns else share == 0
+    assert E.loc[E["success"], "failure_reason"].isna().all()  # a success has no explanation
+    words = RP.failure_words(R)
+    assert words.startswith(f"{int((~E['success']).sum())} of {len(E)} episodes failed.")

@@ -186,10 +186,10 @@ def failure_words(R: Report) -> str:
         return f"No episode of this run failed ({int(t['n'].sum())} episodes)."
     by = r.groupby("reason", sort=False)["count"].sum().sort_values(ascending=False, kind="stable")
     top = by.index[0]
-    text = (f"{failed} of {int(t['n'].sum())} episodes failed, {int(by.iloc[0])} of them ({by.iloc[0] / failed:.0%}) "
-            f"because {REASON_NAMES[top]}")
+    text = (f"{failed} of {int(t['n'].sum())} episodes failed. The most common reason, {REASON_NAMES[top]}, "
+            f"ended {int(by.iloc[0])} of them ({by.iloc[0] / failed:.0%})")
     others = [f"{REASON_NAMES[k]} ({int(v)})" for k, v in by.iloc[1:].items()]
-    text += f"; the others because {', '.join(others)}." if others else "."
+    text += f"; the others: {', '.join(others)}." if others else "."
     lead = r.sort_values("count", ascending=False, kind="stable").drop_duplicates(["backend", "condition"])
     odd = lead[lead["reason"] != top]
     if len(odd):
