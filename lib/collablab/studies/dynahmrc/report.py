@@ -158,7 +158,7 @@ def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapping[str, A
     the run folder, where each displayed table's full CSV goes)."""
     e = episode_frame(episodes)
     backend = ", ".join(sorted(set(e["backend"])))
-    R = Report(backend, len(e), run_dir=run_dir)
+    R = Report(backend, len(episodes), run_dir=run_dir)  # every episode, the unseen block included
     nr = int(P.get("n_resamples", 10_000))
     static = e[(e["setting"] == "Static") & (e["ablation_label"] == "full")]
     dyn = e[(e["setting"] != "Static") & (e["ablation_label"] == "full")]
