@@ -458,16 +458,18 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             rooms = [r for r in pool if r != obs["room"]]
             if rooms:
                 return Action("walk_to_room", room=self.rng.choice(rooms)), "random exploration"
-        if held:
-            act = self._deliver(held)
-            if act is not None:
-                self.my_loc = None  # it is not on its way to check a place any more
-                return act, "delivering"
+        # a partner offering at my door is served before I carry off what I hold: with a free hand
+        # I take the next object too, so one trip to the target carries both (sequential tasks)
         door = self._awaiting_door()
         if door is not None and len(held) < 2:
             if obs.get("at_door") != door:
                 return Action("walk_to_door", door=door), "going to receive"
             return Action("receive"), "receiving"
+        if held:
+            act = self._deliver(held)
+            if act is not None:
+                self.my_loc = None  # it is not on its way to check a place any more
+                return act, "delivering"
         act = self._fetch(held)
         if act is not None:
             return act, "fetching"
