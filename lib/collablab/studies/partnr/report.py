@@ -33,9 +33,9 @@ tables. Tables:
 - ``full_vs_partial`` (§4.5, §A.4.1): per context and OANA setting, full against partial
   observability (steps ratio, Extraneous Effort retained, SR, PC, the human's completion lag).
 
-Why episodes failed (beyond the paper's tables; not in :func:`read_notebook`'s): :func:`failure_reasons`
-counts each episode record's ``failure_reason`` (:mod:`.explanations`) per backend x condition and
-:func:`most_common_failure` names each condition's most common one.
+Why episodes failed (beyond the paper's tables): ``failure_reasons`` counts each episode record's
+``failure_reason`` (:mod:`.explanations`) per backend x condition; ``failures`` is its wide view
+(one share column per reason); :func:`most_common_failure` names each condition's most common one.
 
 The analysis tail goes beyond the paper, which runs each configuration once and reports means:
 :func:`channel_tests` tests each channel over tasks (paired by task and run, the other channels
@@ -155,6 +155,18 @@ def failure_reasons(episodes: pd.DataFrame) -> pd.DataFrame:
     return _sorted(t.assign(_r=t["reason"].map(REASONS.index)), "_r").drop(columns="_r")
 
 
+def _counts(E: pd.DataFrame) -> pd.DataFrame:
+    """Per backend x condition: ``n`` episodes and ``failed`` ones."""
+    return E.groupby(["backend", "condition"], sort=False).agg(n=("success", "size"), failed=(
+        "success", lambda v: int((~v.astype(bool)).sum()))).reset_index()
+
+
+def _leading(reasons: pd.DataFrame) -> pd.DataFrame:
+    """The row of :func:`failure_reasons` with the most episodes per backend x condition (a tie goes
+    to the earlier reason of :data:`.explanations.REASONS`, the table's order within a condition)."""
+    return reasons.sort_values("count", ascending=False, kind="stable").drop_duplicates(["backend", "condition"])
+
+
 #: Each failure reason as the notebook says it.
 REASON_NAMES = {"never_satisfied": "a step never done", "out_of_order": "steps out of order",
                 "same_argument": "not on the same furniture, room or object",
@@ -165,8 +177,7 @@ REASON_NAMES = {"never_satisfied": "a step never done", "out_of_order": "steps o
 def failure_table(E: pd.DataFrame, reasons: pd.DataFrame) -> pd.DataFrame:
     """One row per backend x condition: ``n`` episodes, ``failed`` and one column per failure reason
     any episode had (named by :data:`REASON_NAMES`): its share of the condition's failed episodes."""
-    base = E.groupby(["backend", "condition"], sort=False).agg(n=("success", "size"), failed=(
-        "success", lambda v: int((~v.astype(bool)).sum()))).reset_index()
+    base = _counts(E)
     wide = reasons.pivot_table(index=["backend", "condition"], columns="reason", values="share", sort=False)
     cols = [r for r in REASON_NAMES if r in wide.columns]
     out = base.merge(wide[cols].reset_index(), on=["backend", "condition"], how="left")
@@ -177,7 +188,7 @@ def failure_table(E: pd.DataFrame, reasons: pd.DataFrame) -> pd.DataFrame:
 def failure_words(R: Report) -> str:
     """One paragraph on why episodes failed, from the run's ``failures`` and ``failure_reasons``
     tables: how many failed, the most common reason over all conditions and each condition whose
-    most common reason differs (empty when the run has no explanations)."""
+    most common reason differs (a sentence saying so when the run's records have no explanations)."""
     if "failures" not in R.tables:
         return "This run's records predate the failure explanations: rerun it to see why episodes failed."
     t, r = R.tables["failures"], R.tables["failure_reasons"]
@@ -190,7 +201,7 @@ def failure_words(R: Report) -> str:
             f"ended {int(by.iloc[0])} of them ({by.iloc[0] / failed:.0%})")
     others = [f"{REASON_NAMES[k]} ({int(v)})" for k, v in by.iloc[1:].items()]
     text += f"; the others: {', '.join(others)}." if others else "."
-    lead = r.sort_values("count", ascending=False, kind="stable").drop_duplicates(["backend", "condition"])
+    lead = _leading(r)
     odd = lead[lead["reason"] != top]
     if len(odd):
         text += " Conditions where another reason leads: " + "; ".join(
@@ -203,13 +214,11 @@ def most_common_failure(episodes: pd.DataFrame) -> pd.DataFrame:
     ``reason`` (a tie goes to the earlier of :data:`.explanations.REASONS`; None when nothing
     failed), its ``count`` and ``share`` of the failed episodes (see :func:`failure_reasons`)."""
     E, _ = _failed(episodes)
-    rows = []
-    for (backend, condition), g in E.groupby(["backend", "condition"], sort=False):
-        reasons = g.loc[~g["success"].astype(bool), "failure_reason"].tolist()
-        top = min(dict.fromkeys(reasons), key=lambda r: (-reasons.count(r), REASONS.index(r)), default=None)
-        rows.append({"backend": backend, "condition": condition, "n": len(g), "failed": len(reasons), "reason": top,
-                     "count": reasons.count(top), "share": reasons.count(top) / len(reasons) if reasons else math.nan})
-    return _sorted(pd.DataFrame(rows, columns=["backend", "condition", "n", "failed", "reason", "count", "share"]))
+    lead = _leading(failure_reasons(E))[["backend", "condition", "reason", "count", "share"]]
+    out = _counts(E).merge(lead, on=["backend", "condition"], how="left")
+    out["count"] = out["count"].fillna(0).astype(int)
+    out["reason"] = out["reason"].astype(object).where(out["reason"].notna(), None)
+    return _sorted(out[["backend", "condition", "n", "failed", "reason", "count", "share"]])
 
 
 def _outcomes(C: pd.DataFrame, observability: str) -> pd.DataFrame:
