@@ -239,6 +239,11 @@ def _after_fork() -> None:
 os.register_at_fork(after_in_child=_after_fork)
 
 
+#: Server kinds :meth:`LLMClient.server_provider` asked for, by (endpoint alias, base URL): one model
+#: list request each per process.
+_DETECTED: dict[tuple[str, str], str] = {}
+
+
 def learned_served(alias: str) -> ServedModel | None:
     """What this process learned the endpoint ``alias`` serves (None: nothing learned yet)."""
     with _SERVED_GUARD:
@@ -368,6 +373,36 @@ class LLMClient:
         the first call), else ``compat`` (:func:`~collablab.llm.wire.resolve_provider`)."""
         e = self.endpoint
         return resolve_provider(e.provider, e.base_url, learned_served(e.alias))
+
+    def server_provider(self) -> str:
+        """The endpoint's provider before any call has taught it: as configured, or for ``auto`` the
+        server's kind (:func:`~collablab.llm.wire.resolve_provider`: the OpenAI API is ``openai``;
+        else the model list's ``owned_by``, ``vllm`` or ``llamacpp``; else ``compat``). The model
+        list is what the client learned, else (``replay``) the one the cache recorded in the live
+        run, else one ``GET /models`` now (remembered for the process); a server that does not
+        answer it raises :class:`EndpointError` like a call that got no reply. For a request body
+        that depends on the server (a grammar only some servers take)."""
+        e = self.endpoint
+        if e.provider != "auto" or resolve_provider("auto", e.base_url) == "openai":
+            return resolve_provider(e.provider, e.base_url)
+        served = learned_served(e.alias)
+        key = (e.alias, display_url(e.base_url))
+        if served is None and self.cache.mode == "replay":  # what the live run saw, not the server now
+            rows = [r for r in self.cache.served_rows() if r["endpoint"] == e.alias and r["model"] == e.model]
+            return resolve_provider("auto", e.base_url, ServedModel.from_dict(rows[-1]["info"]) if rows else None)
+        if served is None and key in _DETECTED:
+            return _DETECTED[key]
+        if served is None:
+            try:
+                served = served_model(e, require_listed=False)
+            except EndpointCheckError as exc:
+                result = LLMResult(text=None, usage=Usage(), latency_s=0.0, cache="off", attempts=1,
+                                   error=f"the server's kind (GET {key[1]}/models): {exc}", model=e.model,
+                                   endpoint=e.alias, call_id="provider")
+                raise EndpointError(result, exc.kind) from None
+        provider = resolve_provider("auto", e.base_url, served)
+        _DETECTED[key] = provider
+        return provider
 
     def fingerprint(self) -> str | None:
         """The served fingerprint the cache keys use now: learned (``rw``; None before the

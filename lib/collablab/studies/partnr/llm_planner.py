@@ -37,9 +37,9 @@ previous cycle (a new episode, a test handing it an observation) starts a new tr
 - ``none``: the prompt only ("API-accessed models do not use this type of constraint generation",
   §A.1.2); the stop word ``Assigned!`` ends the answer.
 - ``auto``: ``grammar`` for provider ``llamacpp`` and ``vllm``, else ``none`` (:func:`auto_constraint`).
-  Provider ``auto`` (the spec's default) is the server's kind (:func:`endpoint_provider`): what its
-  model list says (``owned_by`` ``vllm`` or ``llamacpp``; anything else is ``compat``), learned
-  before the first request, so a vLLM server gets the grammar from the first cycle on.
+  Provider ``auto`` (the spec's default) is the server's kind
+  (:meth:`~collablab.llm.LLMClient.server_provider`): what its model list says (``owned_by``
+  ``vllm`` or ``llamacpp``; anything else is ``compat``), learned before the first request, so a vLLM server gets the grammar from the first cycle on.
 
 The constraint is part of the request parameters, hence of the response-cache key. Replies are
 read the same way in every mode after the shared reply reader (:mod:`collablab.llm.reply`) has
@@ -62,11 +62,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...llm import (EndpointCheckError, EndpointError, LLMClient, LLMResult, ServedModel, Usage, find_json,
-                    learned_served, response_format_for)
-from ...llm.preflight import display_url, served_model
+from ...llm import EndpointError, LLMClient, find_json, response_format_for
 from ...llm.reply import recorded_thoughts
-from ...llm.wire import resolve_provider
 from .calls import STOP_WORD, TOOLS, ToolCall, find_call, parse_call
 from .episode import Decision, Observation
 from .transcript import Transcript, episode_classes, partner_of, prompt_template, world_description
@@ -78,7 +75,6 @@ __all__ = [
     "auto_constraint",
     "build_messages",
     "check_history",
-    "endpoint_provider",
     "episode_classes",
     "grammar_body",
     "prompt_template",
@@ -101,40 +97,6 @@ _THOUGHT = re.compile(r"^\s*\**\s*thought\s*\**\s*:\s*(.*)$", re.IGNORECASE)
 #: A planning call got no reply (server down, missing key, retries exhausted): raised, never
 #: recorded as an action; the unit fails and a rerun retries it. The floor's EndpointError.
 PlannerError = EndpointError
-#: Providers detected in this process, by (endpoint alias, base URL): one model-list request each.
-_DETECTED: dict[tuple[str, str], str] = {}
-
-
-def endpoint_provider(client: LLMClient) -> str:
-    """The provider of ``client``'s endpoint: as configured, or for ``auto`` the server's kind
-    (:func:`collablab.llm.wire.resolve_provider`: the OpenAI API is ``openai``; else the model
-    list's ``owned_by``, ``vllm`` or ``llamacpp``; else ``compat``). The model list is what the
-    client learned, else (``replay``) the one the cache recorded in the live run, else one ``GET
-    /models`` now (remembered for the process); a server that does not answer it raises
-    :class:`~collablab.llm.EndpointError` like a call that got no reply."""
-    e = client.endpoint
-    if e.provider != "auto" or resolve_provider("auto", e.base_url) == "openai":
-        return resolve_provider(e.provider, e.base_url)
-    served = learned_served(e.alias)
-    key = (e.alias, display_url(e.base_url))
-    if served is None and client.cache.mode == "replay":  # what the live run saw, not the server now
-        rows = [r for r in client.cache.served_rows() if r["endpoint"] == e.alias and r["model"] == e.model]
-        return resolve_provider("auto", e.base_url, ServedModel.from_dict(rows[-1]["info"]) if rows else None)
-    if served is None and key in _DETECTED:
-        return _DETECTED[key]
-    if served is None:
-        try:
-            served = served_model(e, require_listed=False)
-        except EndpointCheckError as exc:
-            result = LLMResult(text=None, usage=Usage(), latency_s=0.0, cache="off", attempts=1,
-                               error=f"the server's kind (GET {key[1]}/models): {exc}", model=e.model,
-                               endpoint=e.alias, call_id="provider")
-            raise EndpointError(result, exc.kind) from None
-    provider = resolve_provider("auto", e.base_url, served)
-    _DETECTED[key] = provider
-    return provider
-
-
 def check_history(history: Any, field: str = "history") -> int | None:
     """``history`` if it is None (the whole transcript, PARTNR's) or an integer >= 1 (the last N
     cycles); ValueError naming ``field`` and the allowed values otherwise."""
@@ -372,9 +334,10 @@ class LLMPlanner:
     :class:`~.episode.Planner`; see the module docstring). It keeps each agent's transcript of the
     current episode.
 
-    ``provider`` (openai | vllm | llamacpp | compat, or auto: :func:`endpoint_provider` at the first
-    request) decides what ``constrained="auto"`` means and where a grammar goes; ``history``
-    (None | N >= 1) how many earlier cycles each request shows;
+    ``provider`` (openai | vllm | llamacpp | compat, or auto:
+    :meth:`~collablab.llm.LLMClient.server_provider` at the first request) decides what
+    ``constrained="auto"`` means and where a grammar goes; ``history`` (None | N >= 1) how many
+    earlier cycles each request shows;
     ``namespace`` prefixes every call id (a ``/`` is added when missing), so repeated runs of one
     unit sample afresh; ``label`` defaults to ``llm:<provider>:<model>``."""
 
@@ -404,9 +367,10 @@ class LLMPlanner:
     @property
     def mode(self) -> str:
         """The constraint this planner sends (``grammar``, ``json_schema`` or ``none``); with
-        provider ``auto`` it is known once the server's kind is (:func:`endpoint_provider`)."""
+        provider ``auto`` it is known once the server's kind is
+        (:meth:`~collablab.llm.LLMClient.server_provider`)."""
         if self._mode is None:
-            self.provider = endpoint_provider(self.client)
+            self.provider = self.client.server_provider()
             self._mode = self._mode_for(self.provider)
         return self._mode
 
