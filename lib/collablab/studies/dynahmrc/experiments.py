@@ -189,12 +189,13 @@ def specs(P: Params) -> list[dict[str, Any]]:
             add({"kind": "pack", "level": "medium", "team": team, "instance": i, "method": "dynahmrc",
                  "objects": "unseen"})
     if P.get("sensitivity"):
+        k = _check_int(P, "sensitivity_tasks", 0)
         for v in P["sensitivity"]:
             key, values = SENSITIVITY[v]
             for team in [t for t in P.get("sensitivity_teams", ()) if t in VARIATION_TEAMS[v]]:
                 for value in values:
                     setting = {"T": DEFAULTS["T"], "zones": DEFAULTS["zones"], key: value}
-                    for i in range(_check_int(P, "sensitivity_tasks", 0)):
+                    for i in range(k):
                         for m in P["methods"]:
                             add({"kind": SENSITIVITY_KIND, "team": team, "instance": i, "method": m, "variation": v,
                                  "T": setting["T"],

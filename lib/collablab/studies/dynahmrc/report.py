@@ -167,8 +167,8 @@ def read_notebook(episodes: pd.DataFrame, steps: pd.DataFrame, P: Mapping[str, A
     llm_style = R.tables["by_composition"][R.tables["by_composition"]["method_label"].isin(LLM_STYLE)]
     R.tables["by_composition_wide"] = wide(llm_style, ["team"], "method_label", ["success"])
     R.tables["by_kind"] = _means(static, ["method_label", "kind", "level"], nr)
-    R.tables["dynamic"] = _means(dyn[~dyn["method"].str.contains("mcts")], ["method_label", "setting"], nr)
     llm_dyn = dyn[~dyn["method"].str.contains("mcts")]
+    R.tables["dynamic"] = _means(llm_dyn, ["method_label", "setting"], nr)
     if len(llm_dyn):  # tab:goal_exp ... tab:removal_exp print one block per team composition (or transition)
         comp = llm_dyn.assign(team=[t if a == t else f"{t} → {a}" for t, a in zip(llm_dyn["team"], llm_dyn["team_after"])])
         R.tables["dynamic_by_team"] = _order(_means(comp, ["method_label", "setting", "team"], nr), "setting", SETTINGS)
