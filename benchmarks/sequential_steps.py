@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from collablab.analysis.beside import same_model
-from collablab.studies.mecobench.beside import PROFILE_MODELS
+from collablab.studies.mecobench.beside import PROFILE_MODELS, published_tables
 from collablab.studies.mecobench.episode import EpisodeConfig, run_episode
 from collablab.studies.mecobench.handover_shape import sequential_of
 from collablab.studies.mecobench.spec import make_team, resolve
@@ -34,7 +34,6 @@ from collablab.studies.mecobench.tasks import task_from_record
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data" / "mecobench" / "parallel_5.json"
-TABLE8 = ROOT / "lib" / "collablab" / "studies" / "mecobench" / "published" / "table08.csv"
 
 
 def _shaped(records: list[dict]) -> list[dict]:
@@ -70,7 +69,7 @@ def _row(name: str, profile: str, records: list[dict], seeds: int) -> dict:
 
 
 def _table8() -> dict[str, float]:
-    t = pd.read_csv(TABLE8)
+    t = published_tables()["table08"].rows
     t = t[(t["structure"] == "sequential") & (t["n_agents"] == 2) & (t["metric"] == "SR")]
     out = {}
     for profile, model in PROFILE_MODELS.items():
