@@ -364,3 +364,19 @@ def test_why_episodes_failed_is_built_from_the_records(default_run):
     assert E.loc[E["success"], "failure_reason"].isna().all()  # a success has no explanation
     words = RP.failure_words(R)
     assert words.startswith(f"{int((~E['success']).sum())} of {len(E)} episodes failed.")
+
+
+def test_the_intro_says_which_findings_moved_and_the_default_run_agrees(default_run):
+    """Issue 27: notebook 07's intro names four offline findings that moved with credit by cause,
+    OAS as the paper's and PARTNR's rules; the default run must still read that way."""
+    *_, R, _ = default_run
+    shown = {f.claim: f.shown for f in R.findings()}
+    intro = "".join(json.loads(NB.read_text())["cells"][0]["source"])
+    for claim, expected, words in [
+            ("§A.3.1: KE without OAS raises Extraneous Effort", False, "KE without OAS no longer raises"),
+            ("§4.3: human more extra planning", False, "the human no longer has more Extra Planning"),
+            ("§4.5: OANA lowers success under full observability", False,
+             "OANA under full observability no longer lowers success"),
+            ("OAS reduces Extraneous Effort (paired by task)", None, "too small to tell")]:
+        assert shown[claim] is expected, claim
+        assert words in intro, words
