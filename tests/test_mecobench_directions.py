@@ -23,10 +23,10 @@ SIZES = (1, 2, 3, 4, 5)
 
 @functools.lru_cache(maxsize=None)
 def episodes(structure: str, n_agents: int, protocol: str = "broadcast", prior: str = "full",
-             budget: int | None = None, profile: str = "medium") -> tuple[dict, ...]:
+             budget: int | None = None, profile: str = "medium", seed: int = 0) -> tuple[dict, ...]:
     ids = task_ids(structure, N_TASKS)
     return tuple(run_spec({"task_id": t, "n_agents": n_agents, "protocol": protocol, "prior": prior,
-                           "budget": budget, "profile": profile, "seed": 0})["episode"] for t in ids)
+                           "budget": budget, "profile": profile, "seed": seed})["episode"] for t in ids)
 
 
 def sr(*args, **kw) -> float:
@@ -77,14 +77,17 @@ def test_e_isolated_is_below_broadcast_from_three_agents():
 
 
 def test_e_isolated_is_below_broadcast_with_two_agents():
-    """Measured 0.635 (broadcast) vs 0.625 (isolated), one task of 96: a thin gap. It shows since
+    """Two seeds, 192 episodes per protocol: measured 0.651 (broadcast) vs 0.615 (isolated), seven
+    episodes apart. One seed is too thin for this gap: after issue 28's receiver and re-sighting
+    fixes, seed 0 alone ties at 0.656 (seed 1: 0.646 vs 0.604). Before them, seed 0 measured
+    0.635 vs 0.625, one task of 96. The gap shows since
     suite v3 puts look-alikes beside targets: isolated agents find their targets themselves, at
     the furniture where a look-alike lies (17 wrong grabs against 7 with broadcast, where a
     sighting reported from afar is claimed before the look-alike is in view, and a teammate may
     say "that is a milk, not the juice"). Before (suite v2, no wrong grab at all) it was
     0.635 vs 0.656 and marked xfail: two isolated agents rarely fetch the same object when every
     location is given, while a false "task complete" heard over the channel idles the listener."""
-    gap = sr("parallel", 2) - sr("parallel", 2, protocol="isolated")
+    gap = sum(sr("parallel", 2, seed=s) - sr("parallel", 2, protocol="isolated", seed=s) for s in (0, 1))
     assert gap > 0, gap
 
 

@@ -47,8 +47,10 @@ class SharedMemoryMixin:
             a = int(a)
             if a == self.me or not isinstance(status, dict):
                 continue
+            self.offers = {d: o for d, o in self.offers.items() if o[0] != a}  # the status is its latest
             if status.get("offering_at_door") is not None:
-                self.offers[int(status["offering_at_door"])] = (a, self.step)
+                oid = status.get("offering_id")
+                self.offers[int(status["offering_at_door"])] = (a, self.step, oid if isinstance(oid, int) else None)
             if status.get("receiving_at_door") is not None:
                 self.ready[int(status["receiving_at_door"])] = (a, self.step)
         for a, ids in g.get("agent_holding", {}).items():
@@ -77,7 +79,7 @@ class SharedMemoryMixin:
             {"name": self.believed.get(h["id"], h["class_name"]), "id": h["id"]} for h in self.obs["holding"]]
         offer = self._offering()
         g.setdefault("agent_status", {})[str(self.me)] = {
-            "offering_at_door": offer[0] if offer else None,
+            "offering_at_door": offer[0] if offer else None, "offering_id": offer[2] if offer else None,
             "receiving_at_door": self.obs.get("at_door") if self._awaiting_door() is not None else None,
         }
         claims = [c for c in g.get("claims", []) if c.get("agent") != self.me]

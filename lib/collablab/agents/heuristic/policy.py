@@ -53,6 +53,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.known: dict[int, Known] = {}
         self.cls_of: dict[int, str] = {}  # every object id ever seen or mentioned -> class
         self.furniture: dict[int, tuple[str, str]] = {}  # id -> (class, room)
+        self.seen_from: dict[int, tuple[str, Any]] = {}  # id -> where it stood when it last saw it (_where)
         self.closed: dict[int, bool] = {}  # container id -> closed?
         self.checked: dict[int, int] = {}  # furniture looked at closely (stood at it, open) -> step
         self.said_checked: set[tuple[str, str]] = set()  # (furniture class, room) teammates searched
@@ -78,7 +79,10 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         self.decisions = 0
         self.lost = False
         self.obs: dict[str, Any] = {}
-        self.offers: dict[int, tuple[int, int]] = {}  # door -> (agent, step) offering an object there
+        # door -> (agent, step, object id or None) offering an object there; an offer ends when its
+        # object is in my hand or its agent's next word offers nothing (issue 28: a served offer
+        # kept the receiver at the door for three more steps)
+        self.offers: dict[int, tuple[int, int, int | None]] = {}
         self.ready: dict[int, tuple[int, int]] = {}  # door -> (agent, step) ready to receive there
         self.teammate_room: dict[int, str] = {}
         self.teammate_holding: dict[int, list[int]] = {}
@@ -110,6 +114,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             self.cls_of.setdefault(h["id"], self.believed[h["id"]])
         held = {h["id"] for h in obs["holding"]}
         self.believed = {k: v for k, v in self.believed.items() if k in held}
+        self.offers = {d: o for d, o in self.offers.items() if o[2] not in held}
         if self.my_claim is not None and self.my_claim in held:
             self.my_claim = None
         # a look-alike taken for a target stays mistaken while the agent goes for it (walking to
@@ -155,6 +160,8 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                     self.negatives.append(M.negative(k.cls, room, k.loc_cls))
                 del self.known[oid]
         for v in visible.values():
+            if mine:
+                self.seen_from[v["id"]] = self._where()
             props = v.get("properties", [])
             if "GRABBABLE" not in props:
                 self.furniture[v["id"]] = (v["class_name"], room)
@@ -169,6 +176,37 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             loc_cls = visible[loc]["class_name"] if loc in visible else None
             self.known[v["id"]] = Known(self.mistaken.get(v["id"], v["class_name"]), room, loc, loc_cls,
                                         "inside" if v.get("inside") else "on", self.step)
+
+    def _where(self) -> tuple[str, Any]:
+        """Where it stands: at a piece of furniture, at a door, or in the middle of a room."""
+        if self.obs.get("standing_at") is not None:
+            return "spot", self.obs["standing_at"]
+        if self.obs.get("at_door") is not None:
+            return "door", self.obs["at_door"]
+        return "room", self.obs["room"]
+
+    def _go_see(self, nid: int) -> Action | None:
+        """A step back to where it last saw ``nid`` in this room, when it cannot see it from here.
+
+        Small things are seen only from near by (world.views: >= 400 px within 5 m), and a large
+        room seen from a door or from one corner hides its far side; an agent that searched the
+        room remembers where it stood when it saw the target table or the apple on the floor, and
+        goes back there instead of searching again (issue 28: on real 300-400-node scenes a
+        receiver at the door with both hands full waited because it could not see the target).
+        From a piece of furniture the middle of the room is reached through its door. None when it
+        never saw ``nid`` from elsewhere in this room."""
+        where = self.seen_from.get(nid)
+        if where is None or where == self._where():
+            return None
+        kind, at = where
+        if kind == "spot" and at in self._visible():
+            return Action("walk", obj=at)
+        if kind == "door" and any(d["id"] == at for d in self.obs.get("doors", [])):
+            return Action("walk_to_door", door=at)
+        if self.obs.get("at_door") is not None:
+            return Action("walk_to_room", room=self.obs["room"])
+        doors = self.obs.get("doors", [])
+        return Action("walk_to_door", door=doors[0]["id"]) if doors and kind == "room" else None
 
     def _hidden(self, k: Known) -> bool:
         return k.rel == "inside" and k.loc is not None and self.closed.get(k.loc, False)
@@ -284,8 +322,9 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         if f.room:
             self.teammate_room[sender] = f.room
         self.teammate_door[sender] = f.door
+        self.offers = {d: o for d, o in self.offers.items() if o[0] != sender}
         if f.offering:
-            self.offers[f.offering[0]] = (sender, self.step)
+            self.offers[f.offering[0]] = (sender, self.step, f.offering[2])
         if f.ready_door is not None:
             self.ready[f.ready_door] = (sender, self.step)
         for cls, furn, room in f.negatives:
@@ -525,6 +564,16 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                 return v["id"]
         return None
 
+    def _go_see_target(self, item: GoalItem) -> Action | None:
+        """Back to where a ``item.target`` of this room was last seen (:meth:`_go_see`)."""
+        here = self.obs["room"]
+        for fid, (cls, room) in sorted(self.furniture.items()):
+            if cls == item.target and room == here:
+                act = self._go_see(fid)
+                if act is not None:
+                    return act
+        return None
+
     def _deliver(self, held: list[int]) -> Action | None:
         for oid in held:
             cls = self.believed.get(oid)
@@ -540,7 +589,9 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
                     return Action("walk_to_room", room=troom)
                 tid = self._target_id(item)
                 if tid is None:
-                    act = self._search_in_room() if troom == self.obs["room"] else None
+                    act = self._go_see_target(item)
+                    if act is None and troom == self.obs["room"]:
+                        act = self._search_in_room()
                     if act is not None:
                         return act
                     others = [r for r in self.ctx.allowed_rooms if r not in self.explored]
@@ -578,7 +629,7 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         return None
 
     def _awaiting_door(self) -> int | None:
-        for door, (agent, step) in sorted(self.offers.items()):
+        for door, (agent, step, _) in sorted(self.offers.items()):
             if agent != self.me and self.step - step <= 3 and self._door_side(door) is not None:
                 return door
         return None
@@ -737,6 +788,9 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
         if oid not in vis:
             if k.loc is not None and k.loc in vis:
                 return self._look_at(k.loc)
+            back = self._go_see(k.loc if k.loc is not None else oid)
+            if back is not None:
+                return back
             cands = self._unchecked_here(k.loc_cls) if k.loc_cls else []
             act = self._look_at(cands[0]["id"]) if cands else self._search_in_room()
             if act is not None:
