@@ -11,7 +11,7 @@ the share of steps in each use of studies/mecobench/step_use.py (walking, search
 handing over, failed actions, conflicts), beside Table 8's two-agent sequential SR of the model the
 profile was calibrated on (beside.PROFILE_MODELS).
 
-    python benchmarks/sequential_steps.py [--seeds 4] [--suite-tasks 24] [--profiles strong,medium,weak]
+    python benchmarks/sequential_steps.py [--seeds 4] [--suite-tasks 24] [--profiles strong,medium,weak] [--per-task]
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ def _shaped(records: list[dict]) -> list[dict]:
 
 
 def _row(name: str, profile: str, records: list[dict], seeds: int) -> dict:
+    """One row over ``records`` (one row per task: call it with one record)."""
     eps, uses = [], {u: 0 for u in USES}
     for r in records:
         task = task_from_record(r)
@@ -61,7 +62,8 @@ def _row(name: str, profile: str, records: list[dict], seeds: int) -> dict:
             for u, k in step_use(out["steps"], goal, targets).items():
                 uses[u] += k
     total = sum(uses.values()) or 1
-    return {"set": name, "profile": profile, "tasks": len(records), "episodes": len(eps),
+    return {"set": name, "profile": profile, "tasks": len(records) if len(records) > 1 else records[0]["task_id"],
+            "episodes": len(eps),
             "SR": sum(e["success"] for e in eps) / len(eps), "CR": sum(e["cr"] for e in eps) / len(eps),
             "steps": sum(e["team_steps"] for e in eps) / len(eps),
             "handover failures": sum(e["handover_failures"] for e in eps) / len(eps),
@@ -84,6 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--suite-tasks", type=int, default=24, help="generated tasks of each structure")
     ap.add_argument("--profiles", default="strong,medium,weak")
     ap.add_argument("--tasks", type=Path, default=SHARED if SHARED.exists() else None)
+    ap.add_argument("--per-task", action="store_true", help="one row per task instead of per set")
     a = ap.parse_args(argv)
     suite = generate_suite(limit=a.suite_tasks)
     sets = {"generated": [r for r in suite if r["structure"] == "sequential"],
@@ -91,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.tasks is not None:
         sets["real"] = _shaped(json.loads(a.tasks.read_text()))
     paper = _table8()
-    rows = [_row(name, p, recs, a.seeds) for p in a.profiles.split(",") for name, recs in sets.items() if recs]
+    groups = [(name, [r] if a.per_task else recs) for name, recs in sets.items() for r in (recs if a.per_task else recs[:1])]
+    rows = [_row(name, p, recs, a.seeds) for p in a.profiles.split(",") for name, recs in groups]
     t = pd.DataFrame(rows)
     t.insert(5, "paper SR", t["profile"].map(paper))
     pd.set_option("display.width", 200)
