@@ -3,6 +3,7 @@
 
 - a served offer kept the receiver at the door: it answered ``receive`` for three more steps
   after taking the object, while the giver walked off to fetch the next one;
+- a giver that handed one of two objects over walked off with the other;
 - a carrier that could not see its target from where it stood (a door of a large room, one
   corner of it) and had searched the room already waited with the object in hand.
 
@@ -100,3 +101,17 @@ def test_a_carrier_never_idles_with_an_object_for_its_own_zone(episodes):
             run[r["agent"]] = run.get(r["agent"], 0) + 1 if idle and r["agent"] == 1 else 0
             worst = max(worst, run[r["agent"]])
     assert worst < 2, worst
+
+
+def test_a_giver_at_the_door_empties_its_hands(episodes):
+    """A giver that handed one of two held objects over hands the second over next, while its
+    receiver stands at the door, instead of carrying it off to fetch another first."""
+    carried_off = 0
+    for rows in episodes:
+        giver = {r["step"]: r for r in rows if r["agent"] == 0}
+        for t, r in giver.items():
+            nxt = giver.get(t + 1)
+            if (r["action"] == "handover" and "you handed" in r["feedback"] and len(r["held"]) == 2
+                    and nxt is not None and not nxt["note"].startswith(("lost", "random"))):
+                carried_off += nxt["action"] not in ("handover", "wait")
+    assert carried_off == 0, carried_off

@@ -606,7 +606,9 @@ class HeuristicPolicy(LeaderMixin, SharedMemoryMixin, Policy):
             door = self._door_towards(troom)
             if door is None:
                 continue
-            if len(held) == 1 and self._fetch_candidate(same_room=True) is not None:
+            # fill the other hand before the trip, unless already at the door: a giver there
+            # empties its hands (issue 28: it carried the second object off and back again)
+            if len(held) == 1 and self.obs.get("at_door") != door and self._fetch_candidate(same_room=True) is not None:
                 return None
             if self.obs.get("at_door") != door:
                 return Action("walk_to_door", door=door)
