@@ -318,3 +318,23 @@ def test_pipeline_spec_errors_name_the_field(extra, msg):
 def test_heuristic_records_carry_no_pipeline():
     rec = run_spec({"task_id": "cl003-p", "n_agents": 2, "budget": 2})
     assert "pipeline" not in rec["episode"]
+
+
+def test_a_cache_file_of_an_older_version_gains_the_image_tokens_column(tmp_path):
+    import sqlite3
+
+    from collablab.llm import ResponseCache
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as conn:  # the responses table before image_tokens (reasoning already there)
+        conn.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, created_at REAL NOT NULL, endpoint TEXT NOT NULL, "
+                     "model TEXT NOT NULL, call_id TEXT NOT NULL, sample_index INTEGER NOT NULL, attempt INTEGER NOT "
+                     "NULL, text TEXT NOT NULL, finish_reason TEXT, response_model TEXT, prompt_tokens INTEGER, "
+                     "completion_tokens INTEGER, total_tokens INTEGER, request TEXT NOT NULL, reasoning TEXT)")
+        conn.execute("INSERT INTO responses VALUES ('k0', 0, 'e', 'm', 'c', 0, 0, 'old', NULL, NULL, 1, 1, 2, '{}', NULL)")
+    assert ResponseCache(path, "replay").get("k0").image_tokens is None  # read-only: no column, still readable
+    cache = ResponseCache(path, "rw")
+    assert cache.get("k0").text == "old"
+    cache.put("k1", text="new", endpoint="e", model="m", call_id="c", sample_index=0, attempt=1, request="{}",
+              image_tokens=258)
+    assert cache.get("k1").image_tokens == 258 and cache.get("k0").image_tokens is None
