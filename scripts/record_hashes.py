@@ -7,7 +7,8 @@ after it (``tests/test_record_hashes.py`` does so on every test run):
     .venv/bin/python scripts/record_hashes.py --write    # after an intended change of behaviour
 
 The set covers every protocol, both structures, heuristic (one profile and a mixed team),
-the oracle, two prior variants, and LLM episodes run live against a scripted
+the oracle, two prior variants, and LLM episodes of both pipelines (assisted: every LLM
+protocol; paper: the model decoder, Table 7's space, no re-ask) run live against a scripted
 OpenAI-compatible server and then replayed from the cache with the server gone (the replayed
 records are the ones hashed; live and replay must agree).
 """
@@ -70,6 +71,14 @@ class Scripted:
         text = first if isinstance(first, str) else " ".join(p.get("text", "") for p in first if isinstance(p, dict))
         n = self.count[(text[:40], agent)]
         self.count[(text[:40], agent)] += 1
+        if "resolving object_ids" in text:  # the decoder (Fig. 25): a candidate of the named class
+            inp = json.loads(text.split("Input JSON:", 1)[1])
+            want = (inp.get("parameter_1") or {}).get("name")
+            ids = ([c["id"] for c in inp["candidates"] if c["class_name"] == want]  # else the closest: the first
+                   or [c["id"] for c in inp["candidates"]])[:1]
+            held = [h["id"] for h in inp["holding_objects"]][:1]
+            return FakeReply(text=json.dumps({"action": inp["action"], "parameter_ids": held + ids
+                                              if inp["action"] in ("put_on", "put_in") else ids}))
         if "produce TWO outputs" in text:
             act = self.ACTS[n % len(self.ACTS)]
             if act is None and len(users) == 1:
@@ -99,17 +108,21 @@ def llm_records(tmp: Path) -> dict[str, dict[str, Any]]:
     cache = str(tmp / "llm_cache.sqlite")
     base = {"policy": "llm", "model": "scripted", "provider": "vllm", "llm_cache": cache, "llm_max_attempts": 1,
             "n_agents": 2, "budget": 8}
-    specs = {f"llm/{task}/{proto}": {**base, "task_id": task, "protocol": proto}
+    specs = {f"llm/{task}/{proto}": {**base, "task_id": task, "protocol": proto, "pipeline": "assisted"}
              for task in ("cl003-p", "cl003-s") for proto in LLM_PROTOCOLS}
-    srv = FakeOpenAIServer(Scripted()).start()
-    try:
-        live = {k: run_spec({**s, "base_url": srv.base_url, "llm_cache_mode": "rw"}) for k, s in specs.items()}
-        url = srv.base_url
-    finally:
-        srv.stop()
+    paper = {f"llm-paper/{task}/{proto}": {**base, "task_id": task, "protocol": proto, "pipeline": "paper"}
+             for task in ("cl003-p", "cl003-s") for proto in ("broadcast", "leader")}
+    live, urls = {}, {}
+    for group in (specs, paper):  # a fresh script per pipeline: its reply counts start at 0
+        srv = FakeOpenAIServer(Scripted()).start()
+        try:
+            live.update({k: run_spec({**s, "base_url": srv.base_url, "llm_cache_mode": "rw"}) for k, s in group.items()})
+            urls.update({k: srv.base_url for k in group})
+        finally:
+            srv.stop()
     out = {}
-    for k, s in specs.items():
-        rec = run_spec({**s, "base_url": url, "llm_cache_mode": "replay"})
+    for k, s in {**specs, **paper}.items():
+        rec = run_spec({**s, "base_url": urls[k], "llm_cache_mode": "replay"})
         if comparable(rec) != comparable(live[k]):
             raise AssertionError(f"{k}: replayed records differ from the live run")
         out[k] = rec

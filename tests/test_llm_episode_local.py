@@ -41,7 +41,8 @@ def base_spec(cache: Path, base_url: str, **kw: Any) -> dict[str, Any]:
     return {"task_id": "cl000-p", "n_agents": 2, "protocol": "broadcast", "budget": BUDGET, "seed": 0,
             "policy": "llm", "model": "smollm2-135m-instruct", "base_url": base_url, "provider": "llamacpp",
             "api_key_env": "OPENAI_API_KEY", "llm_cache": str(cache), "llm_cache_mode": "rw",
-            "structured_mode": "json_object", "max_tokens": 48, "llm_max_reasks": 0, **kw}
+            "structured_mode": "json_object", "max_tokens": 48, "llm_max_reasks": 0,
+            "pipeline": "assisted", **kw}  # rules grounding: two calls per step (no decoder), as checked below
 
 
 @pytest.fixture(scope="module")

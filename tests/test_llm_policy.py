@@ -124,7 +124,10 @@ def flat_task_file(flat_tasks):
 
 
 def spec(srv: FakeOpenAIServer, tmp_path, **kw: Any) -> dict[str, Any]:
+    """A spec of the assisted pipeline (these tests drive its rules, ids and re-asks; the paper
+    pipeline's are in tests/test_llm_pipeline_*.py)."""
     return {"task_source": TASKS["source"], "task_id": FLAT_TASK_IDS["parallel"], "policy": "llm",
+            "pipeline": "assisted",
             "model": "fake-model", "base_url": srv.base_url, "provider": "vllm", "budget": 2,
             "llm_cache": str(tmp_path / "cache.sqlite"), "llm_cache_mode": "rw", "llm_max_attempts": 1, **kw}
 

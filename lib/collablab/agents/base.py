@@ -93,6 +93,10 @@ class Policy(ABC):
     @abstractmethod
     def observe(self, obs: dict[str, Any]) -> None: ...
 
+    def see(self, raw: Any, annotated: Any) -> None:
+        """This step's own views, for policies with ``wants_images``: the raw view the agent acts
+        on and the bbox-annotated view with ids its decoder uses (mecobench.txt B.4)."""
+
     @abstractmethod
     def speak(self, kind: str, dialogue: list[Message], round: int = 0) -> Utterance:
         """Compose a message: kind is broadcast | discuss | report."""

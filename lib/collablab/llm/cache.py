@@ -15,7 +15,9 @@ The key (:func:`cache_key`) is a SHA-256 over a canonical JSON of the endpoint
 serves under that model id: :attr:`~collablab.llm.preflight.ServedModel.fingerprint`),
 the messages (image bytes replaced by their SHA-256), the request parameters
 (``extra_body`` included), the logical call id, the sample index and the logical
-attempt number. The ``base_url`` and the API key are never part of it (nor of
+attempt number. Images enter the key as the SHA-256 of their bytes (PNG, encoded
+deterministically by :mod:`~collablab.llm.messages`), and the stored ``request`` holds that
+hash, not the base64: a replay is exact and the file stays small. The ``base_url`` and the API key are never part of it (nor of
 anything stored): pointing an alias at another server of the same weights keeps
 the cache valid, while a swapped checkpoint under the same model id misses.
 
@@ -70,7 +72,8 @@ CREATE TABLE IF NOT EXISTS responses (
     completion_tokens INTEGER,
     total_tokens      INTEGER,
     request           TEXT NOT NULL,
-    reasoning         TEXT
+    reasoning         TEXT,
+    image_tokens      INTEGER
 )
 """
 
@@ -214,6 +217,11 @@ class CachedReply:
     attempt: int
     created_at: float
     reasoning: str | None = None
+    image_tokens: int | None = None
+
+
+#: Columns later versions added to ``responses`` (an older file gets them on first write).
+_ADDED_COLUMNS = (("reasoning", "TEXT"), ("image_tokens", "INTEGER"))
 
 
 class ResponseCache:
@@ -264,8 +272,10 @@ class ResponseCache:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute(_SCHEMA)
                 conn.execute(_SERVED_SCHEMA)
-                if "reasoning" not in _columns(conn, "responses"):  # a file of an older version
-                    conn.execute("ALTER TABLE responses ADD COLUMN reasoning TEXT")
+                have = _columns(conn, "responses")
+                for name, kind in _ADDED_COLUMNS:  # a file of an older version
+                    if name not in have:
+                        conn.execute(f"ALTER TABLE responses ADD COLUMN {name} {kind}")
                 return
             except sqlite3.OperationalError as exc:  # "database is locked" during creation
                 if "duplicate column" in str(exc):  # another process added it first
@@ -274,13 +284,13 @@ class ResponseCache:
                     raise
                 time.sleep(0.05 * (attempt + 1))
 
-    def _has_reasoning(self, conn: sqlite3.Connection) -> bool:
-        """Whether the file's responses table has the reasoning column (older files do not)."""
-        known = getattr(self._local, "has_reasoning", None)
+    def _has(self, conn: sqlite3.Connection, column: str) -> bool:
+        """Whether the file's responses table has ``column`` (older files lack the added ones)."""
+        known = getattr(self._local, "columns", None)
         if known is None or known[0] is not conn:
-            known = (conn, "reasoning" in _columns(conn, "responses"))
-            self._local.has_reasoning = known
-        return known[1]
+            known = (conn, _columns(conn, "responses"))
+            self._local.columns = known
+        return column in known[1]
 
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -295,7 +305,8 @@ class ResponseCache:
         row = self._lookup(lambda conn: (
             "SELECT key, text, prompt_tokens, completion_tokens, total_tokens, finish_reason, "
             "response_model, model, endpoint, call_id, sample_index, attempt, created_at, "
-            f"{'reasoning' if self._has_reasoning(conn) else 'NULL'} FROM responses WHERE key = ?"), (key,))
+            f"{'reasoning' if self._has(conn, 'reasoning') else 'NULL'}, "
+            f"{'image_tokens' if self._has(conn, 'image_tokens') else 'NULL'} FROM responses WHERE key = ?"), (key,))
         return CachedReply(*row) if row else None
 
     def _lookup(self, sql: Callable[[sqlite3.Connection], str], args: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -314,7 +325,7 @@ class ResponseCache:
             sample_index: int, attempt: int, request: str, prompt_tokens: int | None = None,
             completion_tokens: int | None = None, total_tokens: int | None = None,
             finish_reason: str | None = None, response_model: str | None = None,
-            reasoning: str | None = None) -> bool:
+            reasoning: str | None = None, image_tokens: int | None = None) -> bool:
         """Store one reply (an empty ``text`` too). Non-``rw`` modes store nothing.
 
         Returns whether a row was written (an existing row for the key is kept).
@@ -325,11 +336,11 @@ class ResponseCache:
         cur = conn.execute(
             "INSERT INTO responses (key, created_at, endpoint, model, call_id, sample_index, "
             "attempt, text, finish_reason, response_model, prompt_tokens, completion_tokens, "
-            "total_tokens, request, reasoning) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+            "total_tokens, request, reasoning, image_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
             "ON CONFLICT(key) DO NOTHING",
             (key, time.time(), endpoint, model, str(call_id), int(sample_index), int(attempt),
              str(text), finish_reason, response_model, prompt_tokens, completion_tokens,
-             total_tokens, request, reasoning))
+             total_tokens, request, reasoning, image_tokens))
         return cur.rowcount == 1
 
     # -- served fingerprints

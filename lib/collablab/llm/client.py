@@ -600,7 +600,7 @@ class LLMClient:
             hit = self.cache.get(key)
             if hit is not None:
                 out = result(hit.text, hit.reasoning, Usage(hit.prompt_tokens, hit.completion_tokens,
-                                                            hit.total_tokens), hit.finish_reason,
+                                                            hit.total_tokens, hit.image_tokens), hit.finish_reason,
                              latency_s=time.perf_counter() - t0, cache="hit", attempts=0)
                 stats.record(spec.alias, cache="hit", latency_s=out.latency_s, truncated=out.truncated)
                 return out
@@ -631,7 +631,7 @@ class LLMClient:
                            sample_index=sample_index, attempt=attempt, request=request,
                            prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
                            total_tokens=usage.total_tokens, finish_reason=finish_reason,
-                           response_model=None, reasoning=reasoning)
+                           response_model=None, reasoning=reasoning, image_tokens=usage.image_tokens)
         out = result(text, reasoning, usage, finish_reason, latency_s=latency, cache=cache_status,
                      attempts=st.http, queue_s=st.queue_s)
         stats.record(spec.alias, cache=cache_status, latency_s=latency, queue_s=st.queue_s,
@@ -708,5 +708,16 @@ def _parse_response(resp: Any) -> tuple[str, str | None, Usage, str | None]:
         reasoning = str(reasoning)
     u = getattr(resp, "usage", None)
     usage = Usage(getattr(u, "prompt_tokens", None), getattr(u, "completion_tokens", None),
-                  getattr(u, "total_tokens", None)) if u is not None else Usage()
+                  getattr(u, "total_tokens", None), _image_tokens(u)) if u is not None else Usage()
     return text, reasoning or None, usage, getattr(choice, "finish_reason", None)
+
+
+def _image_tokens(usage: Any) -> int | None:
+    """``usage.prompt_tokens_details.image_tokens`` when the server reports it (OpenAI's schema),
+    else None (vLLM and llama.cpp report no image tokens)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    if isinstance(details, Mapping):
+        n = details.get("image_tokens")
+    else:
+        n = getattr(details, "image_tokens", None)
+    return n if isinstance(n, int) and not isinstance(n, bool) else None

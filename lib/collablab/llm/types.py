@@ -153,16 +153,22 @@ class EndpointSpec:
 
 @dataclass(frozen=True)
 class Usage:
+    """Token counts as the server reports them; ``image_tokens`` the prompt's image tokens where
+    the server reports them (``usage.prompt_tokens_details.image_tokens``: OpenAI's schema; vLLM
+    and llama.cpp report none, so it stays None there)."""
+
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     total_tokens: int | None = None
+    image_tokens: int | None = None
 
     def __add__(self, other: "Usage") -> "Usage":
         def add(a, b):
             return None if a is None and b is None else (a or 0) + (b or 0)
         return Usage(add(self.prompt_tokens, other.prompt_tokens),
                      add(self.completion_tokens, other.completion_tokens),
-                     add(self.total_tokens, other.total_tokens))
+                     add(self.total_tokens, other.total_tokens),
+                     add(self.image_tokens, other.image_tokens))
 
 
 @dataclass(frozen=True)
@@ -214,7 +220,7 @@ class LLMResult:
         d = asdict(self)
         u = d.pop("usage")
         d.update(prompt_tokens=u["prompt_tokens"], completion_tokens=u["completion_tokens"],
-                 total_tokens=u["total_tokens"])
+                 total_tokens=u["total_tokens"], image_tokens=u["image_tokens"])
         return d
 
 

@@ -70,11 +70,20 @@ class EmbodiedTeam:
         views = [world.observe(a) for a in range(world.n_agents)]
         for p, v in zip(self.policies, views):
             p.observe(v)
+        pictures: dict[int, Any] = {}
 
         def images() -> dict[int, Any]:
-            from ..world.render import render_view
+            """Every agent's ``(raw, annotated)`` views this step, drawn once
+            (:func:`~collablab.world.render.agent_views`, the one source of agent images)."""
+            if not pictures:
+                from ..world.render import agent_views
 
-            return {a: render_view(world, a) for a in range(world.n_agents)}
+                pictures.update({a: agent_views(world, a) for a in range(world.n_agents)})
+            return pictures
+
+        for a, p in enumerate(self.policies):
+            if p.wants_images:  # multimodal agents see their own views each step (B.1, B.4)
+                p.see(*images()[a])
 
         comm = self.protocol.communicate(self.policies, views, images) if self.has_channel else StepComm()
         turns: dict[int, Turn] = {}

@@ -3,6 +3,10 @@
 MECoBench's agents see 4x256x256 camera views (appendix B.1); without Unity we draw what
 the agent perceives symbolically: its room, the furniture, the visible objects with their
 ids, and what it holds. Multimodal models receive this image (leader with vision).
+
+:func:`agent_views` is the one door every image an LLM agent receives goes through (the acting
+agent's view, the decoder's raw and annotated views, the leader's combined image): today it
+draws :func:`render_view`; the paper's egocentric cameras (B.1) replace it there.
 """
 
 from __future__ import annotations
@@ -16,8 +20,13 @@ from .household import Household
 SIZE = 256
 
 
-def render_view(world: Household, agent: int, size: int = SIZE) -> Image.Image:
-    """A size x size picture of what ``agent`` perceives now."""
+def render_view(world: Household, agent: int, size: int = SIZE, ids: bool = True) -> Image.Image:
+    """A size x size picture of what ``agent`` perceives now; ``ids=False`` draws the class
+    names without the object ids (the raw view an acting agent sees, B.4)."""
+
+    def label(v: Any) -> str:
+        return f"{v['class_name']} ({v['id']})" if ids else str(v["class_name"])
+
     obs = world.observe(agent)
     img = Image.new("RGB", (size, size), (245, 242, 232))
     d = ImageDraw.Draw(img)
@@ -36,13 +45,22 @@ def render_view(world: Household, agent: int, size: int = SIZE) -> Image.Image:
         closed = "CLOSED" in f["states"]
         d.rectangle([x, y, x + cell_w - 4, y + cell_h], outline=(90, 60, 30),
                     fill=(200, 190, 170) if closed else (225, 215, 195))
-        d.text((x + 3, y + 2), f"{f['class_name']} ({f['id']})"[:22], fill=(40, 30, 20))
+        d.text((x + 3, y + 2), label(f)[:22], fill=(40, 30, 20))
         for j, o in enumerate(by_loc.get(f["id"], [])[:2]):
-            d.text((x + 6, y + 16 + 12 * j), f"{o['class_name']} ({o['id']})"[:20], fill=(150, 20, 20))
-    held = ", ".join(f"{h['class_name']} ({h['id']})" for h in obs["holding"]) or "nothing"
+            d.text((x + 6, y + 16 + 12 * j), label(o)[:20], fill=(150, 20, 20))
+    held = ", ".join(label(h) for h in obs["holding"]) or "nothing"
     d.rectangle([0, size - 20, size - 1, size - 1], fill=(60, 70, 90))
     d.text((4, size - 16), f"holding: {held}"[:40], fill=(255, 255, 255))
     return img
+
+
+def agent_views(world: Household, agent: int) -> tuple[Image.Image, Image.Image]:
+    """``(raw, annotated)`` views of ``agent`` now: what the acting agent sees (no object ids)
+    and the decoder's bbox-annotated view with class names and ids (mecobench.txt B.4: "both
+    the original and bbox-annotated views"; Fig. 25: "1) Raw RGB image. 2) Bbox-annotated
+    image with class names and object_ids"). Until the egocentric cameras (B.1) land, both are
+    :func:`render_view` pictures, the raw one drawn without ids."""
+    return render_view(world, agent, ids=False), render_view(world, agent)
 
 
 def combined_view(world: Household, agents: list[int] | None = None) -> Image.Image:

@@ -15,10 +15,12 @@ make_policies = make_llm_policies
 
 
 def labels(s: Mapping[str, Any]) -> dict[str, Any]:
-    """What episode records say about the team beyond the policy name."""
+    """What episode records say about the team beyond the policy name (``pipeline``: paper |
+    assisted; heuristic and oracle records carry no such field)."""
     from ...llm import default_cache_mode
 
-    return {"profile": None, "model": s["model"], "llm_cache_mode": s["llm_cache_mode"] or default_cache_mode()}
+    return {"profile": None, "model": s["model"], "llm_cache_mode": s["llm_cache_mode"] or default_cache_mode(),
+            "pipeline": s["pipeline"]}
 
 
 def endpoints(s: Mapping[str, Any]) -> list[Any]:

@@ -21,10 +21,35 @@ The act call returns the action (Fig. 26's JSON) *and* the memory update (Fig. 2
 shared memory of Fig. 29) in the same reply; :meth:`LLMPolicy.write_memory` applies the
 shared memory from that reply, so memory costs no extra call.
 
-Observations reach the model as text (visible objects with ids, classes, relations and
-states: the symbolic stand-in for MECoBench's camera images, in the input block under
-"Current observation"), plus the rendered view when ``multimodal`` is on. Semantic actions
-are grounded to simulator ids by :mod:`collablab.agents.grounding` (B.4).
+Two pipelines (``LLMSettings.pipeline``; the spec key ``pipeline``):
+
+``paper`` (the default) follows appendix B.3-B.4 and Fig. 27:
+
+* no simulator object id reaches an agent's prompt: the observation is the agent's raw view
+  image (``multimodal``; Fig. 27 has no text list, "Most of your current observation images are
+  in this room"), holdings, executed actions and feedback name objects by class. Without images
+  (``multimodal`` false) the agent would be blind, so the text stand-in is the observation as
+  class + appearance lines without ids (:func:`~.prompts.observation_text` with ``ids=False``).
+  Door numbers stay (Table 7's ``walk_to_door`` takes a door_id; Fig. 27 lists the department
+  topology). What other agents wrote (messages, shared memory) and the agent's own memory pass
+  verbatim: an id in them is its author's, never ours;
+* Table 7's action space exactly (no ``close``, no ``wait``); "Any action name not listed in
+  Table 7 is considered invalid" (B.3), so no alias mapping (:mod:`.decoding`);
+* no re-ask: a reply with nothing usable is a recorded invalid action;
+* object ids come from the model decoder (Fig. 25) given the candidates with their metadata and,
+  when ``multimodal``, the raw and the annotated views as two images; rules only for
+  receive, walk_to_room/door and handover (B.4).
+
+``assisted`` keeps the conveniences we added on top: the observation as text with ids
+(``wine (353)``) besides the image, ids the model writes accepted, rule-based grounding first
+(exact, synonym, partial, fuzzy: :mod:`.grounding`) with Fig. 25's decoder as a text-only
+fallback (``grounding="rules+llm"``), invalid action names mapped to valid ones ("pick up" ->
+grab, "place" -> put_on, "idle" -> wait), ``close`` and ``wait`` added to Table 7's space, and
+one re-ask of an unusable reply (``llm_max_reasks``).
+
+Images reach the policy through :meth:`LLMPolicy.see` (the team loop draws them with
+:func:`collablab.world.render.agent_views`); calls that carry images record how many
+(``images``) and, where the server reports them, their tokens (``image_tokens``).
 
 Every call goes through :class:`~collablab.llm.LLMClient` (cache, retries, concurrency
 bound). Its call id is logical and stable -- ``<task hash>/s<seed>/a<agent>/t<step>/<phase>/r<round>``
@@ -45,6 +70,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -53,8 +79,10 @@ from ...llm.reply import recorded_thoughts
 from ...llm.structured import Parse, ask
 from ...world.actions import Action
 from ..base import AgentContext, Assignment, Decision, Message, Policy, Utterance
+from . import decoding as D
 from . import grounding as G
-from .prompts import ACTION_HELP, JSON_KEYS, SCHEMAS, fill, msg_line, observation_text, progress_text, template
+from .prompts import (ACTION_HELP, JSON_KEYS, PAPER_CHOICES, SCHEMAS, fill, holding_text, msg_line, observation_text,
+                      progress_text, template, without_ids)
 from .replies import assignments_of, parse_act, parse_assignments, parse_decoded, parse_message
 
 DEFAULT_INSTRUCTION = "No assignment was given to you this step; choose the most useful next action yourself."
@@ -63,24 +91,52 @@ SUCCESS_PREFIXES = ("you walked", "you grabbed", "you opened", "you closed", "yo
 
 
 # -- settings -------------------------------------------------------------------------------
+PIPELINES = ("paper", "assisted")
+#: The ``grounding`` values each pipeline allows (the first is its default).
+GROUNDINGS = {"paper": ("llm",), "assisted": ("rules", "rules+llm")}
+
+
+def check_pipeline(pipeline: Any, grounding: Any = None, max_reasks: Any = None) -> None:
+    """Reject a bad ``pipeline`` and a ``grounding`` / ``llm_max_reasks`` it does not allow
+    (ValueError naming the field and the allowed values)."""
+    if pipeline not in PIPELINES:
+        raise ValueError(f"pipeline: {pipeline!r} is not allowed; allowed: {', '.join(PIPELINES)}")
+    if grounding is not None and grounding not in GROUNDINGS[pipeline]:
+        raise ValueError(f"grounding: {grounding!r} is not allowed with pipeline {pipeline!r}; allowed: "
+                         f"{', '.join(GROUNDINGS[pipeline])} or None")
+    if pipeline == "paper" and max_reasks not in (None, 0):
+        raise ValueError(f"llm_max_reasks: {max_reasks!r} is not allowed with pipeline 'paper' (no re-ask); "
+                         "allowed: 0 or None")
+
+
 @dataclass(frozen=True)
 class LLMSettings:
     """How the policy asks. ``structured_mode="none"`` is the paper's tagged text format
     (``[THINKING] ... [ACTION] {...}``); ``json_object`` / ``json_schema`` ask for one JSON
-    object per call (grammar-constrained on llama.cpp, schema-constrained on OpenAI/vLLM)."""
+    object per call (grammar-constrained on llama.cpp, schema-constrained on OpenAI/vLLM).
+    ``pipeline``: ``paper`` | ``assisted`` (module doc); ``grounding`` and ``max_reasks`` None
+    take the pipeline's (paper: ``llm``, 0; assisted: ``rules``, 1)."""
 
     temperature: float | None = None  # None: not sent (the server's or model's default)
     max_tokens: int | None = None  # None: not sent (the server's budget)
     structured_mode: str = "none"
     multimodal: bool = False
-    grounding: str = "rules"  # "rules" | "rules+llm" (Fig. 25's resolver when the rules fail)
+    grounding: str | None = None  # paper: "llm"; assisted: "rules" | "rules+llm" (Fig. 25 when the rules fail)
     history_window: int = 10  # steps of dialogue history shown (Fig. 4: a 10-round window)
-    max_reasks: int = 1  # structured modes: re-asks after an invalid JSON reply
+    max_reasks: int | None = None  # re-asks after a reply with nothing usable (paper: 0; assisted: 1)
+    pipeline: str = "paper"
 
     def __post_init__(self) -> None:
         check_structured_mode(self.structured_mode)
-        if self.grounding not in ("rules", "rules+llm"):
-            raise ValueError(f"grounding: {self.grounding!r} is not allowed; allowed: rules, rules+llm")
+        check_pipeline(self.pipeline, self.grounding, self.max_reasks)
+        if self.grounding is None:
+            object.__setattr__(self, "grounding", GROUNDINGS[self.pipeline][0])
+        if self.max_reasks is None:
+            object.__setattr__(self, "max_reasks", 0 if self.pipeline == "paper" else 1)
+
+    @property
+    def paper(self) -> bool:
+        return self.pipeline == "paper"
 
 
 @dataclass
@@ -95,16 +151,6 @@ class _Call:
     tokens_prompt: int
     tokens_completion: int
     latency_s: float
-
-
-class _ObsWorld:
-    """Just enough of a Household for ``render_view``: it only calls ``observe``."""
-
-    def __init__(self, obs: Mapping[str, Any]) -> None:
-        self._obs = obs
-
-    def observe(self, agent: int) -> Mapping[str, Any]:
-        return self._obs
 
 
 def _reask(reason: str) -> str:
@@ -140,6 +186,8 @@ class LLMPolicy(Policy):
         self.last: tuple[str, dict[str, Any] | None, str | None] | None = None  # executed, intended, error
         self.step = -1
         self.obs: dict[str, Any] = {}
+        self.views: tuple[Any, Any] | None = None  # this step's (raw, annotated) views (see())
+        self.actions = D.table7(ctx.structure) if self.settings.paper else tuple(ctx.valid_actions)
         self.calls: list[dict[str, Any]] = []
         self.step_notes: dict[str, Any] = {}  # what the communicate phase adds to this step's record
         self.local_context = ""
@@ -159,6 +207,10 @@ class LLMPolicy(Policy):
                 self.done_actions.append(self.last[0])
         self.obs = obs
         self.step = obs["step"]
+        self.views = None
+
+    def see(self, raw: Any, annotated: Any) -> None:
+        self.views = (raw, annotated)
 
     # -- communicate ---------------------------------------------------------------------------------
     def speak(self, kind: str, dialogue: list[Message], round: int = 0) -> Utterance:
@@ -182,7 +234,7 @@ class LLMPolicy(Policy):
             name, schema = "broadcast", "message"
             prompt = fill(template("broadcast"), VALID_ACTIONS=self._valid_actions(),
                           OUTPUT_FORMAT=self._output_format(name, schema), INPUT_BLOCK=block)
-        images = [self._view_image()] if self.settings.multimodal and not follow_up else []
+        images = self._own_view() if not follow_up else []
         call = self._call("discuss" if kind == "discuss" else name, prompt, images, schema,
                           functools.partial(parse_message, mode=self.settings.structured_mode), round)
         note: dict[str, Any] = {"call": call.record}
@@ -214,7 +266,7 @@ class LLMPolicy(Policy):
                                   team_views=views)
         prompt = fill(template(name), ASSIGNMENT_RULES=rules, OUTPUT_FORMAT=self._output_format("leader", "leader"),
                       INPUT_BLOCK=block)
-        image = [self._combined(images)] if pics else []
+        image = [self._combined(images)] if pics else self._own_view()
         call = self._call("assign", prompt, image, "leader", parse_assignments)
         note: dict[str, Any] = {"call": call.record}
         items = call.parsed
@@ -241,11 +293,12 @@ class LLMPolicy(Policy):
         seq = ctx.structure == "sequential"
         helps = {**ACTION_HELP, "walk_to_room": ACTION_HELP["walk_to_room"].replace(
             "$ALLOWED_ROOMS$", " " + ", ".join(ctx.allowed_rooms))}
+        bullets = [a for a in (ACTION_HELP if self.settings.paper else ctx.valid_actions) if a in self.actions]
         rules = fill(template("action_rules"),
-                     VALID_ACTION_LIST="\n".join(f"- {helps.get(a, a)}" for a in ctx.valid_actions
-                                                 if a != "put_in" or "put_on" not in ctx.valid_actions),
+                     VALID_ACTION_LIST="\n".join(f"- {helps.get(a, a)}" for a in bullets
+                                                 if a != "put_in" or "put_on" not in self.actions),
                      SEQUENTIAL_RULES=(template("action_rules_sequential") + "\n") if seq else "",
-                     ACTION_CHOICES=" / ".join(ctx.valid_actions), ROOM_CHOICES="|".join(self.rooms),
+                     ACTION_CHOICES=self._valid_actions(" / "), ROOM_CHOICES="|".join(self.rooms),
                      SEQUENTIAL_FIELDS=', "door": <door id> | null, "recipient": "<agent name>" | null' if seq else "",
                      SEQUENTIAL_PARAMETER_RULES=(template("parameter_rules_sequential") + "\n") if seq else "")
         if shared:
@@ -258,8 +311,7 @@ class LLMPolicy(Policy):
                                   memory=shared_memory if shared else None)
         prompt = fill(template("act_shared" if shared else "act"), ACTION_RULES=rules, MEMORY_RULES=memory_rules,
                       OUTPUT_FORMAT=self._output_format("act", "act"), INPUT_BLOCK=block)
-        images = [self._view_image()] if self.settings.multimodal else []
-        call = self._call("act", prompt, images, "act", parse_act)
+        call = self._call("act", prompt, self._own_view(), "act", parse_act)
         note: dict[str, Any] = {}
         tokens_p, tokens_c, latency = call.tokens_prompt, call.tokens_completion, call.latency_s
         sem: dict[str, Any] | None = None
@@ -269,8 +321,16 @@ class LLMPolicy(Policy):
             g = G.invalid(f"unreadable reply: {call.parse_error}", G.INVALID_REPLY)
         else:
             sem, memory = call.parsed["action"], call.parsed["memory"]
-            g = G.ground(sem, self.obs, valid_actions=ctx.valid_actions, rooms=self.rooms, doors=ctx.doors,
-                         n_agents=ctx.n_agents)
+            if self.settings.paper:
+                g, dcall = self._decode(sem)
+                if dcall is not None:
+                    note["decoder"] = g.error or "ok"
+                    tokens_p += dcall.tokens_prompt
+                    tokens_c += dcall.tokens_completion
+                    latency += dcall.latency_s
+            else:
+                g = G.ground(sem, self.obs, valid_actions=ctx.valid_actions, rooms=self.rooms, doors=ctx.doors,
+                             n_agents=ctx.n_agents)
             if not g.ok and self.settings.grounding == "rules+llm" and g.action.name == G.INVALID_GROUNDING:
                 g2, dcall = self._resolve(sem, g.error or "")
                 tokens_p += dcall.tokens_prompt
@@ -306,6 +366,33 @@ class LLMPolicy(Policy):
             shared_memory.update(self.pending_shared)
             self.pending_shared = None
         return None
+
+    # -- the paper's decoding (B.3 Table 7, B.4, Fig. 25) ----------------------------------------------
+    def _decode(self, sem: Any) -> tuple[G.Grounded, _Call | None]:
+        """Table 7's name as written, rules for receive / walk_to_room / walk_to_door / handover,
+        the model decoder for the object-centric actions (:mod:`.decoding`)."""
+        if not isinstance(sem, Mapping):
+            return G.invalid("the action is not a JSON object", G.INVALID_REPLY), None
+        raw = sem.get("action", sem.get("name"))
+        name = D.action_name(raw, self.actions)
+        if name is None:
+            return G.invalid(f"action {raw!r} is not in Table 7's action space: {', '.join(self.actions)}",
+                             G.INVALID_REPLY), None
+        if name in D.RULE_ACTIONS:
+            return G.ground({**sem, "action": name}, self.obs, valid_actions=self.actions, rooms=self.rooms,
+                            doors=self.ctx.doors, n_agents=self.ctx.n_agents), None
+        payload = D.decoder_input(name, sem, self.obs)
+        if self.settings.multimodal:
+            prompt = fill(template("decoder_vision"), RESOLVE_INPUT=json.dumps(payload, sort_keys=True))
+            images = list(self._views())
+        else:  # the text stand-in for the two views: the listing with ids (the decoder may see ids)
+            payload["view"] = self._observation_text(ids=True)
+            prompt = fill(template("decoder"), RESOLVE_INPUT=json.dumps(payload, sort_keys=True))
+            images = []
+        call = self._call("decode", prompt, images, "decode", parse_decoded)
+        if call.truncated:
+            return G.invalid(f"{name}: decoder reply cut at the token budget"), call
+        return D.read_decoded(name, call.parsed, call.parse_error, self.obs), call
 
     # -- the optional LLM resolver (Fig. 25) ---------------------------------------------------------
     def _resolve(self, sem: Mapping[str, Any], why: str) -> tuple[G.Grounded, _Call]:
@@ -354,6 +441,7 @@ class LLMPolicy(Policy):
                                   seed=self.ctx.seed if s.temperature is not None else None))
         tp = sum(a.usage.prompt_tokens or 0 for a in res.asks)
         tc = sum(a.usage.completion_tokens or 0 for a in res.asks)
+        image_tokens = [a.usage.image_tokens for a in res.asks if a.usage.image_tokens is not None]
         latency = res.latency_s
         caches = [a.cache for a in res.asks]
         text, parsed, parse_error = res.text, res.parsed, res.parse_error
@@ -361,6 +449,10 @@ class LLMPolicy(Policy):
                                "tokens_prompt": tp, "tokens_completion": tc, "latency_s": round_(latency)}
         last = res.asks[-1]
         rec["finish_reason"] = last.finish_reason
+        if images:
+            rec["images"] = len(images)
+        if image_tokens:  # where the server reports them (usage.prompt_tokens_details.image_tokens)
+            rec["image_tokens"] = sum(image_tokens)
         if last.reasoning:
             rec["thoughts"] = recorded_thoughts(last.reasoning)
         if parse_error:
@@ -384,21 +476,25 @@ class LLMPolicy(Policy):
             seq = fill(template("sequential_info"), ALLOWED_ROOMS=", ".join(ctx.allowed_rooms),
                        DEPARTMENT_TOPOLOGY=topo) + "\n"
         extra = ""
-        if observation:
-            extra += fill(template("observation"), VISIBLE_OBJECTS=self._observation_text()) + "\n"
-        if team_views:
+        paper = self.settings.paper
+        ids = not paper
+        # paper: with images the observation is the image (Fig. 27 has no text list); without, the id-free text
+        if observation and not (paper and self.settings.multimodal):
+            extra += fill(template("observation_paper" if paper else "observation"),
+                          VISIBLE_OBJECTS=self._observation_text(ids)) + "\n"
+        if team_views and not (paper and self.settings.multimodal):
             views = [a for a in sorted(team_views) if a == ctx.agent] + [a for a in sorted(team_views) if a != ctx.agent]
-            text = "\n".join(f"Agent {a}:\n{observation_text(team_views[a], holding=True)}" for a in views)
+            text = "\n".join(f"Agent {a}:\n{observation_text(team_views[a], holding=True, ids=ids)}" for a in views)
             extra += fill(template("team_views"), TEAM_VIEWS=text) + "\n"
         if local_context is not None:
             extra += fill(template("local_context"), LOCAL_CONTEXT=local_context or "None") + "\n"
         values = dict(
             MEMORY=json.dumps(memory if memory is not None else self.memory, sort_keys=True),
             CURRENT_ROUND_DIALOGUE=dialogue_text if dialogue_text is not None else self._dialogue_text(current),
-            ACTION_HISTORY="\n".join(self.done_actions[-20:]) or "None",
+            ACTION_HISTORY="\n".join(a if ids else without_ids(a) for a in self.done_actions[-20:]) or "None",
             FEEDBACK=self._feedback(), LAST_ACTION=self._last_action(), SEQUENTIAL_INFO=seq,
             CURRENT_ROOM=obs.get("room", "unknown room"), OBSERVATION=extra,
-            HOLDING_OBJECTS=", ".join(f"{h['class_name']} ({h['id']})" for h in obs.get("holding", [])) or "nothing",
+            HOLDING_OBJECTS=holding_text(obs, ids),
             TASK_GOAL="\n".join(p.strip() for p in ctx.goal_text.split(";") if p.strip()),
             TASK_PROGRESS=progress_text(obs.get("progress", [])),
         )
@@ -408,8 +504,11 @@ class LLMPolicy(Policy):
             return fill(template("input_communicate"), **values)
         return fill(template("input_act"), **values)
 
-    def _valid_actions(self) -> str:
-        return ", ".join(self.ctx.valid_actions)
+    def _valid_actions(self, sep: str = ", ") -> str:
+        """The action names prompts list: the world's (assisted), Table 7's in Fig. 26's order (paper)."""
+        if self.settings.paper:
+            return sep.join(a for a in PAPER_CHOICES if a in self.actions)
+        return sep.join(self.ctx.valid_actions)
 
     def _dialogue_text(self, msgs: list[Message], instruction: str | None = None) -> str:
         lines = [msg_line(m) for m in msgs]
@@ -421,28 +520,45 @@ class LLMPolicy(Policy):
         fb = str(self.obs.get("feedback") or "")
         if self.last is not None and self.last[2]:
             fb = (fb + " " if fb else "") + f"(Your last action could not be executed: {self.last[2]})"
+        if self.settings.paper:  # objects by name, and Table 7's space (B.3), not the world's wider one
+            fb = without_ids(re.sub(r"allowed actions: [a-z_]+(?:, [a-z_]+)*", "allowed actions: "
+                                    + self._valid_actions(), fb))
         return fb or "None"
 
     def _last_action(self) -> str:
         if self.last is None:
             return "None"
         executed, intended, _ = self.last
+        if self.settings.paper:
+            executed = without_ids(executed)
         return f"executed: {executed}; intended: {json.dumps(intended, sort_keys=True) if intended else 'None'}"
 
-    def _observation_text(self) -> str:
-        return observation_text(self.obs)
+    def _observation_text(self, ids: bool = True) -> str:
+        return observation_text(self.obs, ids=ids)
 
-    def _view_image(self) -> Any:
-        from ...world.render import render_view
+    def _views(self) -> tuple[Any, Any]:
+        """This step's ``(raw, annotated)`` views, given by the team loop through :meth:`see`."""
+        if self.views is None:
+            raise RuntimeError(f"{self.ctx.name}: multimodal policy got no views this step (the team loop "
+                               "calls see() with collablab.world.render.agent_views)")
+        return self.views
 
-        return render_view(_ObsWorld(self.obs), self.ctx.agent)  # type: ignore[arg-type]
+    def _own_view(self) -> list[Any]:
+        """The image of an acting agent's own call: the raw view (paper: no ids), or the annotated
+        one (assisted: today's picture with ids); none without ``multimodal``."""
+        if not self.settings.multimodal:
+            return []
+        raw, annotated = self._views()
+        return [raw if self.settings.paper else annotated]
 
     def _combined(self, images: Mapping[int, Any]) -> Any:
-        """Every agent's view stacked, the leader's first (Fig. 22 orange)."""
+        """Every agent's view stacked, the leader's first (Fig. 22 orange): the raw views (paper)
+        or the annotated ones (assisted) of the ``(raw, annotated)`` pairs."""
         from PIL import Image
 
         order = [self.ctx.agent] + [a for a in sorted(images) if a != self.ctx.agent]
-        pics = [images[a] for a in order if a in images]
+        pick = 0 if self.settings.paper else 1
+        pics = [images[a][pick] if isinstance(images[a], tuple) else images[a] for a in order if a in images]
         w = max(p.width for p in pics)
         out = Image.new("RGB", (w, sum(p.height for p in pics)), (255, 255, 255))
         y = 0

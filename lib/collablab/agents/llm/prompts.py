@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..base import Message
+from .grounding import appearance
 
 PROMPTS = Path(__file__).with_name("prompts")
 _PLACEHOLDER = re.compile(r"\$([A-Z_]+)\$")
@@ -100,18 +101,43 @@ def progress_text(progress: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines + [f"Total: {done}/{total} subgoals satisfied."])
 
 
-def observation_text(obs: Mapping[str, Any], holding: bool = False) -> str:
-    """Visible objects with ids, relations and states, the doors and agents here (text view)."""
+#: Fig. 26's action choices in its order (``walk / walk_to_room / grab / put_in / put_on / open``),
+#: then Table 7's sequential actions: the paper pipeline's ``$ACTION_CHOICES$``.
+PAPER_CHOICES = ("walk", "walk_to_room", "grab", "put_in", "put_on", "open", "walk_to_door", "handover", "receive")
+
+_ID_FORMS = re.compile(r"\s*\((\d+)\)")
+
+
+def without_ids(text: str) -> str:
+    """``"you grabbed <juice> (376)"`` -> ``"you grabbed <juice>"``: the paper pipeline's feedback
+    and executed actions name objects, never their simulator ids (B.4: only the decoder sees ids)."""
+    return _ID_FORMS.sub("", text)
+
+
+def observation_text(obs: Mapping[str, Any], holding: bool = False, ids: bool = True) -> str:
+    """Visible objects with ids, relations and states, the doors and agents here (text view).
+
+    ``ids=False`` (the paper pipeline's text stand-in for the camera images): each object by
+    class and catalogue appearance, its support by class, no simulator id; doors keep their
+    number (``door 6``), the name Table 7's ``walk_to_door`` takes and Fig. 27's department
+    topology lists."""
     visible = obs.get("visible", [])
     cls_of = {v["id"]: v["class_name"] for v in visible}
     lines = []
+
+    def ref(oid: Any) -> str:
+        cls = cls_of.get(oid, "something")
+        if not ids:
+            return f"door {oid}" if cls == "door" else cls
+        return f"{cls} ({oid})"
+
     for v in visible:
         props, states = set(v.get("properties", [])), set(v.get("states", []))
         bits = []
         if v.get("inside") is not None:
-            bits.append(f"inside {cls_of.get(v['inside'], 'something')} ({v['inside']})")
+            bits.append(f"inside {ref(v['inside'])}")
         elif v.get("on") is not None:
-            bits.append(f"on {cls_of.get(v['on'], 'something')} ({v['on']})")
+            bits.append(f"on {ref(v['on'])}")
         if "GRABBABLE" not in props:
             kinds = [k for k, p in (("container", "CONTAINERS"), ("surface", "SURFACES")) if p in props]
             bits += kinds
@@ -119,7 +145,14 @@ def observation_text(obs: Mapping[str, Any], holding: bool = False) -> str:
             bits.append("open" if "OPEN" in states else "closed")
         if v.get("held_by") is not None:
             bits.append(f"held by Agent {v['held_by']}")
-        lines.append(f"- {v['class_name']} ({v['id']})" + (": " + ", ".join(bits) if bits else ""))
+        if ids:
+            head = f"- {v['class_name']} ({v['id']})"
+        elif v["class_name"] == "door":
+            head = f"- door {v['id']}"
+        else:
+            look = appearance(v["class_name"])
+            head = f"- {v['class_name']}" + (f" [{look}]" if look else "")
+        lines.append(head + (": " + ", ".join(bits) if bits else ""))
     if not lines:
         lines.append("- nothing notable")
     where = f"You are at door {obs['at_door']} of the {obs.get('room')}." if obs.get("at_door") is not None else \
@@ -129,6 +162,11 @@ def observation_text(obs: Mapping[str, Any], holding: bool = False) -> str:
                        for o in obs.get("agents_here", []))
     lines.append(where + (f" Doors here: {doors}." if doors else "") + (f" Agents here: {others}." if others else ""))
     if holding:
-        held = ", ".join(f"{h['class_name']} ({h['id']})" for h in obs.get("holding", [])) or "nothing"
-        lines.append(f"Holding: {held}.")
+        lines.append(f"Holding: {holding_text(obs, ids)}.")
     return "\n".join(lines)
+
+
+def holding_text(obs: Mapping[str, Any], ids: bool = True) -> str:
+    """What the agent holds: ``juice (376), wine (378)``, or by class only (``ids=False``)."""
+    held = obs.get("holding", [])
+    return ", ".join(f"{h['class_name']} ({h['id']})" if ids else str(h["class_name"]) for h in held) or "nothing"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ...llm import CACHE_MODES, PARAM_RULES, THINKING, EndpointSpec, LLMClient, ResponseCache, check_key_env_name, default_cache_mode
-from .policy import LLMPolicy, LLMSettings
+from .policy import LLMPolicy, LLMSettings, check_pipeline
 
 #: Endpoint keys every study with an LLM backend takes (docs/llm_backends.md, "Batch runs").
 ENDPOINT_DEFAULTS: dict[str, Any] = {
@@ -36,12 +36,15 @@ LLM_DEFAULTS: dict[str, Any] = {
     "max_tokens": None,
     "thinking": "auto",  # on | off | auto (not sent): the model's thinking mode (collablab.llm.wire)
     "structured_mode": "none",  # none (the paper's tagged text) | json_object (llama.cpp) | json_schema
-    "multimodal": False,  # also send the rendered views (leader_vision: the combined image)
-    "grounding": "rules",  # rules | rules+llm (Fig. 25's resolver when the rules fail)
+    # paper (App. B.3-B.4: no ids in prompts, Table 7 exactly, the model decoder, no re-ask) |
+    # assisted (ids shown, rules first, action aliases, close/wait, one re-ask): LLMPolicy's doc
+    "pipeline": "paper",
+    "multimodal": False,  # send the views: each agent its own, the decoder raw + annotated, leader_vision all
+    "grounding": None,  # None: the pipeline's (paper: llm; assisted: rules) | rules+llm (assisted: Fig. 25 after the rules)
     "llm_max_concurrency": 4,  # calls in flight per endpoint alias, process-wide
     "llm_timeout_s": 120.0,  # per HTTP attempt
     "llm_max_attempts": 4,  # HTTP attempts per call (retries on 429/5xx/timeouts/connection errors)
-    "llm_max_reasks": 1,  # re-asks (with the reason) after a reply with nothing usable in it
+    "llm_max_reasks": None,  # re-asks (with the reason) after a reply with nothing usable; None: paper 0, assisted 1
     **ENDPOINT_DEFAULTS,
 }
 PROVIDERS = ("auto", "openai", "vllm", "llamacpp", "compat")
@@ -205,6 +208,8 @@ def check_llm_spec(s: Mapping[str, Any]) -> None:
     check_sampling(s)
     for key, lo in (("llm_max_concurrency", 1), ("llm_max_attempts", 1), ("llm_max_reasks", 0)):
         v = s[key]
+        if key == "llm_max_reasks" and v is None:
+            continue
         if isinstance(v, bool) or not isinstance(v, int) or v < lo:
             raise ValueError(f"{key}: must be an integer >= {lo}, got {v!r}")
     v = s["llm_timeout_s"]
@@ -215,7 +220,9 @@ def check_llm_spec(s: Mapping[str, Any]) -> None:
     check_endpoint_options(s)
     if replicas_of(s) and len(set(zip(*(per_agent(s[k], n, k) for k in _PER_AGENT)))) > 1:
         raise ValueError("llm_replicas: replicas need one endpoint for the whole team (the agents name different ones)")
-    LLMSettings(structured_mode=s["structured_mode"], grounding=s["grounding"])  # raises naming the key
+    check_pipeline(s["pipeline"], s["grounding"], s["llm_max_reasks"])  # raises naming the key
+    LLMSettings(structured_mode=s["structured_mode"], grounding=s["grounding"], pipeline=s["pipeline"],
+                max_reasks=s["llm_max_reasks"])
 
 
 def llm_endpoints(s: Mapping[str, Any]) -> list[EndpointSpec]:
@@ -239,7 +246,8 @@ def make_llm_policies(s: Mapping[str, Any]) -> list[LLMPolicy]:
     cache = ResponseCache(s["llm_cache"], s["llm_cache_mode"])
     settings = LLMSettings(temperature=s["temperature"], max_tokens=s["max_tokens"],
                            structured_mode=s["structured_mode"], multimodal=bool(s["multimodal"]),
-                           grounding=s["grounding"], max_reasks=int(s["llm_max_reasks"]))
+                           grounding=s["grounding"], pipeline=s["pipeline"],
+                           max_reasks=None if s["llm_max_reasks"] is None else int(s["llm_max_reasks"]))
     labels = [backend_label(p, u, m) for p, u, m in zip(*(per_agent(s[k], s["n_agents"], k)
                                                           for k in ("provider", "base_url", "model")))]
     clients: dict[tuple, LLMClient] = {}

@@ -8,7 +8,8 @@ Policy ``"llm"`` runs :class:`~collablab.agents.llm.LLMPolicy` (MECoBench's prom
 against an OpenAI-compatible endpoint: ``model`` (``"a,b"`` per agent), ``base_url`` (None:
 the OpenAI API), ``provider`` (label prefix), ``endpoint`` (alias), ``api_key_env`` (the
 variable's NAME; keys never enter specs or records), ``llm_cache``/``llm_cache_mode``,
-``temperature``, ``max_tokens``, ``structured_mode``, ``multimodal``, ``grounding``; see
+``temperature``, ``max_tokens``, ``structured_mode``, ``pipeline`` (paper | assisted),
+``multimodal``, ``grounding``; see
 ``LLM_DEFAULTS`` and docs/llm_backends.md. Episode records name the backend
 (``openai:gpt-4o-mini``, ``vllm:Qwen/...``, ``llamacpp:smollm2-135m-instruct``).
 """
