@@ -344,17 +344,23 @@ def test_act_memory_comes_from_the_same_call_and_feeds_the_next_step(serve, tmp_
     assert "executed: [walk] <desk> (10)" in second
 
 
-def test_shared_memory_is_written_by_one_agent_and_read_by_the_next(serve, tmp_path):
+def test_shared_memory_writes_merge_after_the_step_and_are_read_in_the_next(serve, tmp_path):
     shared = {"global": {"claims": [{"agent": "Agent 0", "object": "barsoap", "state": "planned"}]}}
     script = Script({("act", 0): act("wait", memory=shared), ("act", 1): act("wait", memory={"global": {"x": 1}})})
     srv = serve(script)
     rec = run_spec(spec(srv, tmp_path, protocol="shared_memory", budget=4))
     a1 = script.prompts("act", 1)[0]
     assert "ONLY through a shared memory object" in a1 and "### MEMORY Output format" in a1
-    assert '"object": "barsoap"' in a1.split("**Current memory:**")[1].split("**")[0]
     assert "None (shared memory mode)." in a1
-    assert '"x": 1' in script.prompts("act", 0)[1]  # agent 1's write, read by agent 0 in the next step
+    # simultaneous (the default): agent 1 reads the memory as the step began, not agent 0's claim
+    assert '"object": "barsoap"' not in a1.split("**Current memory:**")[1].split("**")[0]
+    for agent in (0, 1):  # the next step both read both writes: agent 1's x and agent 0's own claim
+        mem = script.prompts("act", agent)[1].split("**Current memory:**")[1].split("**")[0]
+        assert '"x": 1' in mem and '"object": "barsoap"' in mem
     assert all(len(n["calls"]) == 1 for n in notes(rec))  # one call per agent and step, memory included
+    script2 = Script({("act", 0): act("wait", memory=shared), ("act", 1): act("wait", memory={"global": {"x": 1}})})
+    run_spec(spec(serve(script2), tmp_path, protocol="shared_memory", budget=4, memory_writes="sequential"))
+    assert '"object": "barsoap"' in script2.prompts("act", 1)[0].split("**Current memory:**")[1].split("**")[0]
 
 
 def test_malformed_and_empty_replies_are_recorded_invalid_and_the_episode_goes_on(serve, tmp_path):
