@@ -63,16 +63,15 @@ def _merge_list(base: list[Any], writes: Sequence[tuple[int, Any]], owned: bool)
         who = owner_of(item.get("agent")) if owned and isinstance(item, dict) else None
         return who is None or who == writer
 
-    out = {_key(x): x for x in base}
-    for writer, value in writes:
-        if not isinstance(value, list):
-            continue
+    start = {_key(x): x for x in base}
+    out = dict(start)
+    for writer, value in writes:  # each write's changes against the step's start, not each other
         have = {_key(x) for x in value}
-        for k in [k for k, x in out.items() if k not in have and may(writer, x)]:
-            del out[k]
+        for k in [k for k, x in start.items() if k not in have and may(writer, x)]:
+            out.pop(k, None)
         for x in value:
-            if _key(x) not in out and may(writer, x):
-                out[_key(x)] = x
+            if _key(x) not in start and may(writer, x):
+                out.setdefault(_key(x), x)
     return list(out.values())
 
 
