@@ -288,6 +288,19 @@ def test_discuss_continue_then_ready_with_a_private_local_context(serve, tmp_pat
     assert phases == ["discuss/r0", "discuss/r1", "act/r0"]
 
 
+def test_discuss_reply_without_a_ready_answer_counts_as_continue(serve, tmp_path):
+    script = Script({
+        "discuss_first": "[THINKING] t\n[MESSAGE] I take the barsoap.\n[LOCAL_CONTEXT] desk",  # no [READY]
+        "discuss_followup": "[THINKING] t\n[READY] <READY>\n[MESSAGE] <NO_MESSAGE>",
+    })
+    run_spec(spec(serve(script), tmp_path, protocol="discuss", budget=2))
+    assert script.count[("discuss_followup", 0)] == script.count[("discuss_followup", 1)] == 1
+    script2 = Script(dict(script.replies))
+    run_spec(spec(serve(script2), tmp_path, protocol="discuss", budget=2, discuss_unreadable="ready",
+                  llm_cache=str(tmp_path / "other.sqlite")))
+    assert script2.count[("discuss_followup", 0)] == 0
+
+
 def test_leader_reports_json_assignments_and_a_recorded_default(serve, tmp_path):
     script = Script({
         "report": "[THINKING] t\n[MESSAGE] I am in the bathroom next to the bathroomcounter.",
@@ -309,6 +322,21 @@ def test_leader_reports_json_assignments_and_a_recorded_default(serve, tmp_path)
     assert json.loads(rec["steps"][0]["args"])["obj"] == 10
     assert rec["steps"][0]["message"].startswith("Agent 0: walk to the desk with the barsoap Agent 1: No assignment")
     assert "report" in [c["phase"] for c in notes(rec)[1]["calls"]]
+
+
+def test_leader_act_prompts_show_the_reports_and_a_worker_only_its_own_assignment(serve, tmp_path):
+    script = Script({
+        "report": "[THINKING] t\n[MESSAGE] I am in the bedroom next to the bed.",
+        "assign": '[THINKING] t\n[MESSAGES] [{"receiver": "Agent 0", "type": "assignment", "content": '
+                  '"walk to the desk"}, {"receiver": "Agent 1", "type": "assignment", "content": "open the cabinet"}]',
+    })
+    run_spec(spec(serve(script), tmp_path, protocol="leader"))
+    dialogue = {a: script.prompts("act", a)[0].split("**Current round dialogue:**")[1].split("**")[0] for a in (0, 1)}
+    assert "Agent 1 (report to Agent 0): I am in the bedroom next to the bed." in dialogue[0]  # Fig. 22's reports
+    assert "Agent 0 (assignment to Agent 1): open the cabinet" in dialogue[0]  # what the leader gave
+    assert "Agent 1 (report to Agent 0): I am in the bedroom" in dialogue[1]  # the worker's own report
+    assert "Agent 0 (assignment to Agent 1): open the cabinet" in dialogue[1]
+    assert "walk to the desk" not in dialogue[1]  # the leader's own assignment is not the worker's
 
 
 def test_leader_vision_sends_views_as_text_or_one_combined_image(serve, tmp_path):
