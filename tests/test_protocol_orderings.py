@@ -152,6 +152,14 @@ def test_room_lists_merge_as_sets_and_leaves_take_the_last_change_in_agent_order
     assert merge_writes(base, {0: copy.deepcopy(base), 1: copy.deepcopy(base)}) == base
 
 
+def test_a_write_that_leaves_out_a_block_keeps_what_others_own_in_it():
+    base = {"global": {"agent_holding": {"Agent 0": [], "Agent 1": ["apple"]}, "notes": ["x"],
+                       "claims": [{"agent": "Agent 1", "object": "apple"}]}}
+    got = merge_writes(base, {0: {"kitchen": {"objects": ["plate"]}}, 1: copy.deepcopy(base)})
+    assert got == {"global": {"agent_holding": {"Agent 1": ["apple"]}, "claims": [{"agent": "Agent 1", "object": "apple"}]},
+                   "kitchen": {"objects": ["plate"]}}
+
+
 # -- leader -----------------------------------------------------------------------------------------------------
 def leader_team(**options: Any) -> list[Scripted]:
     plan = {0: "search the kitchen", 1: "grab the cupcake", 2: "open the fridge"}

@@ -17,7 +17,8 @@ with the step's starting memory and its changes are applied in agent index order
 
 - a key an agent added or changed takes its value (two agents changing the same leaf: the higher
   index, applied last, wins); a key an agent left out of its write is deleted ("Memory represents
-  the current belief state");
+  the current belief state"), a left-out block or list counting as emptied of what the agent may
+  remove;
 - lists merge as sets of items: items any agent removed go, items any agent added are appended
   (starting order first, then each agent's additions in index order, no duplicates);
 - what belongs to one agent takes only that agent's changes ("Do not update or guess another
