@@ -313,14 +313,14 @@ def test_meco_reply_readers_never_raise(text, mode):
     for name, (value, why) in got.items():  # a value, or None and why (read_message: None, None is silence)
         assert (value is None) != (why is None) or (name == "read_message" and value is None), (name, value, why)
         assert why is None or (isinstance(why, str) and why)
-    assert isinstance(R.read_ready(text)[0], bool)
+    assert R.read_ready(text)[0] in (True, False, None)  # None: no readable READY answer
     act = got["parse_act"][0]
     if act is not None:
         assert isinstance(act["action"], dict) and ("action" in act["action"] or "name" in act["action"])
         assert act["memory"] is None or isinstance(act["memory"], dict)
     msg = got["parse_message"][0]
     if msg is not None:
-        assert (msg["message"] is None or isinstance(msg["message"], str)) and isinstance(msg["ready"], bool)
+        assert (msg["message"] is None or isinstance(msg["message"], str)) and msg["ready"] in (True, False, None)
         assert isinstance(msg["local_context"], str)
     out, ignored = R.assignments_of(got["parse_assignments"][0], 3)
     assert set(out) <= {0, 1, 2} and all(isinstance(v, str) and v for v in out.values())

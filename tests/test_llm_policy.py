@@ -291,6 +291,19 @@ def test_discuss_continue_then_ready_with_a_private_local_context(serve, tmp_pat
     assert phases == ["discuss/r0", "discuss/r1", "act/r0"]
 
 
+def test_discuss_reply_without_a_ready_answer_counts_as_continue(serve, tmp_path):
+    script = Script({
+        "discuss_first": "[THINKING] t\n[MESSAGE] I take the barsoap.\n[LOCAL_CONTEXT] desk",  # no [READY]
+        "discuss_followup": "[THINKING] t\n[READY] <READY>\n[MESSAGE] <NO_MESSAGE>",
+    })
+    run_spec(spec(serve(script), tmp_path, protocol="discuss", budget=2))
+    assert script.count[("discuss_followup", 0)] == script.count[("discuss_followup", 1)] == 1
+    script2 = Script(dict(script.replies))
+    run_spec(spec(serve(script2), tmp_path, protocol="discuss", budget=2, discuss_unreadable="ready",
+                  llm_cache=str(tmp_path / "other.sqlite")))
+    assert script2.count[("discuss_followup", 0)] == 0
+
+
 def test_leader_reports_json_assignments_and_a_recorded_default(serve, tmp_path):
     script = Script({
         "report": "[THINKING] t\n[MESSAGE] I am in the bathroom next to the bathroomcounter.",
@@ -312,6 +325,21 @@ def test_leader_reports_json_assignments_and_a_recorded_default(serve, tmp_path)
     assert json.loads(rec["steps"][0]["args"])["obj"] == 10
     assert rec["steps"][0]["message"].startswith("Agent 0: walk to the desk with the barsoap Agent 1: No assignment")
     assert "report" in [c["phase"] for c in notes(rec)[1]["calls"]]
+
+
+def test_leader_act_prompts_show_the_reports_and_a_worker_only_its_own_assignment(serve, tmp_path):
+    script = Script({
+        "report": "[THINKING] t\n[MESSAGE] I am in the bedroom next to the bed.",
+        "assign": '[THINKING] t\n[MESSAGES] [{"receiver": "Agent 0", "type": "assignment", "content": '
+                  '"walk to the desk"}, {"receiver": "Agent 1", "type": "assignment", "content": "open the cabinet"}]',
+    })
+    run_spec(spec(serve(script), tmp_path, protocol="leader"))
+    dialogue = {a: script.prompts("act", a)[0].split("**Current round dialogue:**")[1].split("**")[0] for a in (0, 1)}
+    assert "Agent 1 (report to Agent 0): I am in the bedroom next to the bed." in dialogue[0]  # Fig. 22's reports
+    assert "Agent 0 (assignment to Agent 1): open the cabinet" in dialogue[0]  # what the leader gave
+    assert "Agent 1 (report to Agent 0): I am in the bedroom" in dialogue[1]  # the worker's own report
+    assert "Agent 0 (assignment to Agent 1): open the cabinet" in dialogue[1]
+    assert "walk to the desk" not in dialogue[1]  # the leader's own assignment is not the worker's
 
 
 def test_leader_vision_sends_views_as_text_or_one_combined_image(serve, tmp_path):
@@ -347,17 +375,23 @@ def test_act_memory_comes_from_the_same_call_and_feeds_the_next_step(serve, tmp_
     assert "executed: [walk] <desk> (10)" in second
 
 
-def test_shared_memory_is_written_by_one_agent_and_read_by_the_next(serve, tmp_path):
+def test_shared_memory_writes_merge_after_the_step_and_are_read_in_the_next(serve, tmp_path):
     shared = {"global": {"claims": [{"agent": "Agent 0", "object": "barsoap", "state": "planned"}]}}
     script = Script({("act", 0): act("wait", memory=shared), ("act", 1): act("wait", memory={"global": {"x": 1}})})
     srv = serve(script)
     rec = run_spec(spec(srv, tmp_path, protocol="shared_memory", budget=4))
     a1 = script.prompts("act", 1)[0]
     assert "ONLY through a shared memory object" in a1 and "### MEMORY Output format" in a1
-    assert '"object": "barsoap"' in a1.split("**Current memory:**")[1].split("**")[0]
     assert "None (shared memory mode)." in a1
-    assert '"x": 1' in script.prompts("act", 0)[1]  # agent 1's write, read by agent 0 in the next step
+    # simultaneous (the default): agent 1 reads the memory as the step began, not agent 0's claim
+    assert '"object": "barsoap"' not in a1.split("**Current memory:**")[1].split("**")[0]
+    for agent in (0, 1):  # the next step both read both writes: agent 1's x and agent 0's own claim
+        mem = script.prompts("act", agent)[1].split("**Current memory:**")[1].split("**")[0]
+        assert '"x": 1' in mem and '"object": "barsoap"' in mem
     assert all(len(n["calls"]) == 1 for n in notes(rec))  # one call per agent and step, memory included
+    script2 = Script({("act", 0): act("wait", memory=shared), ("act", 1): act("wait", memory={"global": {"x": 1}})})
+    run_spec(spec(serve(script2), tmp_path, protocol="shared_memory", budget=4, memory_writes="sequential"))
+    assert '"object": "barsoap"' in script2.prompts("act", 1)[0].split("**Current memory:**")[1].split("**")[0]
 
 
 def test_malformed_and_empty_replies_are_recorded_invalid_and_the_episode_goes_on(serve, tmp_path):

@@ -55,7 +55,7 @@ class Utterance:
     """A message (or silence) with its cost."""
 
     text: str | None
-    ready: bool = True  # discuss protocol: READY / CONTINUE
+    ready: bool | None = True  # discuss protocol: READY / CONTINUE; None: the answer could not be read
     tokens_prompt: int = 0
     tokens_completion: int = 0
     latency_s: float = 0.0

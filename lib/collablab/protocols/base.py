@@ -46,7 +46,15 @@ class CommProtocol:
                     images: Any = None) -> StepComm:
         raise NotImplementedError
 
+    def memory_board(self, memory: dict[str, Any]) -> Any:
+        """How this step's agents read and write ``memory`` (protocols with ``uses_memory``: a
+        :class:`~collablab.protocols.memory_board.MemoryBoard`)."""
+        raise NotImplementedError(f"protocol {self.name!r} keeps no shared memory")
+
     @staticmethod
     def deliver(policies: Sequence[Policy], messages: list[Message]) -> None:
-        for p in policies:
-            p.hear(messages)
+        """Every agent hears the messages addressed to it: all of them when ``receivers`` is None,
+        else its own and those naming it (Fig. 21-22: a report goes to the leader, an assignment
+        to its ``receiver``)."""
+        for a, p in enumerate(policies):
+            p.hear([m for m in messages if m.receivers is None or m.sender == a or a in m.receivers])

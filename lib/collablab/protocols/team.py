@@ -87,10 +87,12 @@ class EmbodiedTeam:
 
         comm = self.protocol.communicate(self.policies, views, images) if self.has_channel else StepComm()
         turns: dict[int, Turn] = {}
+        # shared memory: what each agent reads and writes this step, settled after all acted
+        board = self.protocol.memory_board(self.memory) if self.protocol.uses_memory and self.has_channel else None
         for a, p in enumerate(self.policies):
-            mem = self.memory if self.protocol.uses_memory and self.has_channel else None
+            mem = board.view(a) if board is not None else None
             d = p.act(instruction=comm.instructions.get(a), shared_memory=mem)
-            extra = p.write_memory(self.memory) if mem is not None else None
+            extra = p.write_memory(mem) if mem is not None else None
             costs = comm.costs.get(a, []) + ([extra] if extra else [])
             said = comm.said.get(a, [])
             turns[a] = Turn(
@@ -101,4 +103,6 @@ class EmbodiedTeam:
                 latency_s=d.latency_s + sum(u.latency_s for u in costs),
                 note=d.note,
             )
+        if board is not None:
+            board.commit()
         return turns

@@ -14,8 +14,8 @@ class LeaderMixin:
     # -- leader ------------------------------------------------------------------------------------
     def assign(self, reports: list[Message], views: dict[int, dict[str, Any]] | None,
                images: dict[int, Any] | None) -> Assignment:
-        for msg in reports:
-            self._absorb_facts(msg.sender, M.parse(msg.text))
+        # the reports arrived through ``hear`` already (the protocol delivers them to the leader
+        # before it asks for assignments, Fig. 22)
         for a, obs in (views or {}).items():
             if a != self.me:
                 self._absorb_view(obs, mine=False)

@@ -238,7 +238,7 @@ class LLMPolicy(Policy):
         call = self._call("discuss" if kind == "discuss" else name, prompt, images, schema,
                           functools.partial(parse_message, mode=self.settings.structured_mode), round)
         note: dict[str, Any] = {"call": call.record}
-        text, ready = None, True
+        text, ready = None, None  # an unreadable reply gives no READY answer (the discuss protocol counts it)
         if call.parsed is not None:
             text, ready = call.parsed["message"], call.parsed["ready"]
             if kind == "discuss" and not follow_up:

@@ -86,11 +86,21 @@ def read_message(text: str | None) -> tuple[str | None, str | None]:
     return body, None
 
 
-def read_ready(text: str | None) -> tuple[bool, str | None]:
+def ready_of(value: Any) -> bool | None:
+    """True for <READY>, False for <CONTINUE>, None when the answer names neither or both."""
+    text = str(value or "").upper()
+    ready, cont = bool(re.search(r"\bREADY\b", text)), bool(re.search(r"\bCONTINUE\b", text))
+    return None if ready == cont else ready
+
+
+def read_ready(text: str | None) -> tuple[bool | None, str | None]:
+    """The [READY] block's answer (Fig. 20), or None and why when it cannot be read (the discuss
+    protocol decides how that counts)."""
     blocks = sections(text).get("READY", [])
     if not blocks:
-        return True, "no [READY] block (taken as READY)"
-    return "CONTINUE" not in blocks[0].upper(), None
+        return None, "no [READY] block"
+    ready = ready_of(blocks[0])
+    return ready, None if ready is not None else "[READY] names neither or both of <READY> and <CONTINUE>"
 
 
 def message_of(value: Any) -> str | None:
@@ -100,7 +110,8 @@ def message_of(value: Any) -> str | None:
 
 # -- reading replies: the tagged text of Figs. 19-24, or one JSON object (structured modes) -------------
 def parse_message(text: str | None, mode: str = "none") -> tuple[dict[str, Any] | None, str | None]:
-    """``{"message": str | None, "ready": bool, "local_context": str}`` of a communicate reply."""
+    """``{"message": str | None, "ready": bool | None, "local_context": str}`` of a communicate reply
+    (``ready`` None: no readable READY answer)."""
     if text is None or not text.strip():
         return None, "empty reply"
     secs = sections(text)
@@ -111,11 +122,11 @@ def parse_message(text: str | None, mode: str = "none") -> tuple[dict[str, Any] 
     obj = find_json(text, want=lambda v: "message" in v)
     if obj is not None:
         return {"message": message_of(obj.get("message")),
-                "ready": "CONTINUE" not in str(obj.get("ready", "")).upper(),
+                "ready": ready_of(obj.get("ready")),
                 "local_context": str(obj.get("local_context") or "")}, None
     if mode == "none" and not secs:  # "Otherwise, output the message text ONLY."
         msg, _ = read_message(text)
-        return {"message": msg, "ready": True, "local_context": ""}, None
+        return {"message": msg, "ready": None, "local_context": ""}, None
     return None, "no [MESSAGE] block" if mode == "none" else 'no JSON object with a "message" key'
 
 

@@ -10,7 +10,10 @@ the OpenAI API), ``provider`` (label prefix), ``endpoint`` (alias), ``api_key_en
 variable's NAME; keys never enter specs or records), ``llm_cache``/``llm_cache_mode``,
 ``temperature``, ``max_tokens``, ``structured_mode``, ``pipeline`` (paper | assisted),
 ``multimodal``, ``grounding``; see
-``LLM_DEFAULTS`` and docs/llm_backends.md. Episode records name the backend
+``LLM_DEFAULTS`` and docs/llm_backends.md. The protocol's open orderings are keys too
+(``memory_writes``, ``leader_routing``, ``discuss_consensus``, ``discuss_max_rounds``,
+``discuss_unreadable``: :data:`collablab.protocols.PROTOCOL_OPTIONS`); a record names those that
+differ from the defaults. Episode records name the backend
 (``openai:gpt-4o-mini``, ``vllm:Qwen/...``, ``llamacpp:smollm2-135m-instruct``).
 """
 
@@ -20,7 +23,7 @@ import functools
 from typing import Any
 
 from ...agents import POLICIES, policy_kind
-from ...protocols import EmbodiedTeam, Team, make_protocol, protocol_class
+from ...protocols import PROTOCOL_DEFAULTS, EmbodiedTeam, Team, make_protocol, options_for, protocol_class
 from ...runs.spec_checks import check_int, with_defaults
 from .episode import EpisodeConfig, check_config, run_episode
 from .oracle import OracleTeam
@@ -43,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "budget": None,
     "seed": 0,
 }
+DEFAULTS.update(PROTOCOL_DEFAULTS)  # memory_writes, leader_routing, discuss_*: the paper's readings
 for _kind in POLICIES.values():  # profile (heuristic); model, base_url, ... (llm): see each policy's DEFAULTS
     DEFAULTS.update(_kind.defaults)
 
@@ -70,10 +74,21 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     protocol_class(s["protocol"])
     if s["prior"] not in PRIORS:
         raise ValueError(f"prior: {s['prior']!r} is not allowed; allowed: {', '.join(PRIORS)}")
-    make_protocol(s["protocol"], s["n_agents"])  # team size against the protocol
+    make_protocol(s["protocol"], s["n_agents"], **protocol_options(s))  # options, team size against the protocol
     if s["policy"] in POLICIES:
         policy_kind(s["policy"]).check(s)
     return s
+
+
+def protocol_options(s: dict[str, Any]) -> dict[str, Any]:
+    """The spec's protocol options (:data:`collablab.protocols.PROTOCOL_OPTIONS` keys)."""
+    return {k: s[k] for k in PROTOCOL_DEFAULTS}
+
+
+def changed_options(s: dict[str, Any]) -> dict[str, Any]:
+    """The options that set the spec's protocol and differ from the defaults: records name them
+    (labels, episode id); default runs carry none, so their records stay as they were."""
+    return {k: v for k, v in options_for(s["protocol"], s).items() if v != PROTOCOL_DEFAULTS[k]}
 
 
 def validate(spec: dict[str, Any]) -> None:
@@ -99,7 +114,7 @@ def task_of(s: dict[str, Any]) -> Task:
 
 def config_of(s: dict[str, Any]) -> EpisodeConfig:
     """The episode settings of a resolved spec, with the labels its records carry."""
-    labels = {"protocol": s["protocol"], "profile": s["profile"], "policy": s["policy"]}
+    labels = {"protocol": s["protocol"], "profile": s["profile"], "policy": s["policy"], **changed_options(s)}
     if s["policy"] in POLICIES:
         labels.update(policy_kind(s["policy"]).labels(s))
     return EpisodeConfig(n_agents=s["n_agents"], budget=s["budget"], seed=s["seed"], prior=s["prior"],
@@ -111,7 +126,8 @@ def make_team(s: dict[str, Any]) -> Team:
     if s["policy"] in STUDY_TEAMS:
         return STUDY_TEAMS[s["policy"]]()
     policies = policy_kind(s["policy"]).make(s)
-    return EmbodiedTeam(policies, make_protocol(s["protocol"], s["n_agents"]), prior=s["prior"])
+    protocol = make_protocol(s["protocol"], s["n_agents"], **protocol_options(s))
+    return EmbodiedTeam(policies, protocol, prior=s["prior"])
 
 
 def backends(s: dict[str, Any]) -> list[str]:
@@ -129,7 +145,8 @@ def endpoints(spec: dict[str, Any]) -> list[Any]:
 def episode_id(s: dict[str, Any]) -> str:
     """A readable id: task, team size, protocol, prior, who plays, seed."""
     who = "llm=" + str(s["model"]).replace("/", "_") if s["policy"] == "llm" else s["profile"]
-    return f"{s['task_id']}-n{s['n_agents']}-{s['protocol']}-{s['prior']}-{who}-s{s['seed']}"
+    opts = "".join(f"-{k}={v}" for k, v in changed_options(s).items())
+    return f"{s['task_id']}-n{s['n_agents']}-{s['protocol']}{opts}-{s['prior']}-{who}-s{s['seed']}"
 
 
 def run_spec(spec: dict[str, Any], wrap_team: Any = None) -> dict[str, Any]:
