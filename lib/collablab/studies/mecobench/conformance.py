@@ -4,6 +4,8 @@ which step records are recorded invalid actions."""
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -64,15 +66,22 @@ def is_invalid(step: dict[str, Any]) -> bool:
     return step["status"] == "invalid"
 
 
-#: One tagged reply every phase reads (act, broadcast, discussion, leader, shared memory): wait,
-#: say nothing, ready, no assignment.
-USABLE = ('[THINKING] I wait for my teammates.\n[READY] <READY>\n[MESSAGE] <NO_MESSAGE>\n[LOCAL_CONTEXT] none\n'
-          '[MESSAGES] []\n[ACTION] {"action": "wait"}\n[MEMORY] {}')
+#: One tagged reply every phase reads (act, broadcast, discussion, leader, shared memory): walk to
+#: a room, say nothing, ready, no assignment. ``walk_to_room`` is in Table 7's space (the ``paper``
+#: pipeline takes no ``wait``) and needs no object id, so no decoder call; its room is filled in.
+USABLE = ('[THINKING] I go to another room.\n[READY] <READY>\n[MESSAGE] <NO_MESSAGE>\n[LOCAL_CONTEXT] none\n'
+          '[MESSAGES] []\n[ACTION] {"action": "walk_to_room", "parameter_1": null, "parameter_2": null, '
+          '"room": "$ROOM$"}\n[MEMORY] {}')
+_ALLOWED = re.compile(r"allowed rooms:\s*([a-z_]+)")
 
 
 def usable_reply(body: dict[str, Any]) -> str:
-    """A reply every request of the conformance cases can use (:data:`USABLE`)."""
-    return USABLE
+    """A reply every request of the conformance cases can use (:data:`USABLE`), walking to the
+    first allowed room the prompt names (the kitchen when it names none). The walk may fail in the
+    world (already there): a failed action, never an invalid one."""
+    text = json.dumps(body.get("messages", []))
+    m = _ALLOWED.search(text)
+    return USABLE.replace("$ROOM$", m.group(1) if m else "kitchen")
 
 
 def is_truncated(result: dict[str, Any]) -> bool:
