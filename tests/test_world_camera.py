@@ -11,6 +11,7 @@ from collablab.world import Household, eyes
 from collablab.world.actions import Action
 from collablab.world.camera import ROOM, Box, CameraRig, class_colour, png_bytes, render, view_directions
 from collablab.world.goals import parse_goal
+from collablab.world.scene import Scene
 
 YELLOW = (255, 255, 0)
 
@@ -106,6 +107,19 @@ def test_a_closed_container_hides_its_contents_until_opened():
     _walk(w, Action("open", obj=10))
     assert w.views(0).total(20) > 0
     assert w.views(0).total(10) > 1000
+
+
+def test_a_closed_container_hides_contents_even_when_their_box_pokes_out():
+    """VirtualHome boxes overlap: what is inside a closed container is not drawn at all."""
+    base = mini_scene()
+    graph = base.copy_graph()
+    juice = next(n for n in graph["nodes"] if n["id"] == 20)
+    juice["bounding_box"] = {"center": [0.5, 1.8, 0.5], "size": [0.3, 0.4, 0.3]}  # above the fridge's top
+    w = Household(Scene(graph=graph, doors=base.doors, name="poke"), 1, [1], parse_goal({"on_cupcake_13": 1}))
+    _walk(w, Action("walk", obj=10))
+    assert w.views(0).total(20) == 0
+    _walk(w, Action("open", obj=10))
+    assert w.views(0).total(20) > 0
 
 
 def test_doors_are_panels_and_held_objects_are_not_drawn():
