@@ -42,8 +42,8 @@ def poses(w: Household, room: int) -> list[tuple[tuple[float, float], int, tuple
     out = [(c, room, w.heading[0], None)]
     for nid in w.members(room):
         n = w.scene.nodes[nid]
-        if (n["category"] in STRUCTURAL_CATEGORIES or w.scene.is_door_node(nid) or "GRABBABLE" in n.get("properties", ())
-                or w.box3(nid) is None):
+        if (n["category"] in STRUCTURAL_CATEGORIES or w.scene.is_door_node(nid)
+                or "GRABBABLE" in n.get("properties", ()) or w.box3(nid) is None):
             continue
         p = w.stand_point(nid)
         d = horizontal_distance(c, p)

@@ -57,7 +57,8 @@ def test_a_small_box_behind_a_big_one_is_hidden():
     big = Box(1, "cabinet", (-0.8, 0.0, 1.8), (0.8, 1.8, 2.2))
     alone = render([_room(), small], (0.0, 0.0), 0.0, (0.0, 1.0))
     behind = render([_room(), big, small], (0.0, 0.0), 0.0, (0.0, 1.0))
-    in_front = render([_room(), big, Box(2, "apple", (-0.05, 0.0, 1.35), (0.05, 0.1, 1.45))], (0.0, 0.0), 0.0, (0.0, 1.0))
+    near = Box(2, "apple", (-0.05, 0.0, 1.35), (0.05, 0.1, 1.45))
+    in_front = render([_room(), big, near], (0.0, 0.0), 0.0, (0.0, 1.0))
     assert alone.total(2) > 20
     assert behind.total(2) == 0 and 2 not in behind.boxes
     assert in_front.total(2) > 20
@@ -68,7 +69,8 @@ def test_a_small_box_behind_a_big_one_is_hidden():
 def test_open_boxes_show_what_is_inside_and_solid_ones_do_not():
     inner = Box(2, "juice", (-0.1, 0.6, 1.9), (0.1, 0.9, 2.1))
     shut = render([_room(), Box(1, "fridge", (-0.5, 0, 1.6), (0.5, 1.8, 2.4)), inner], (0.0, 0.0), 0.0, (0.0, 1.0))
-    cut = render([_room(), Box(1, "fridge", (-0.5, 0, 1.6), (0.5, 1.8, 2.4), "cutaway"), inner], (0.0, 0.0), 0.0, (0.0, 1.0))
+    open_fridge = Box(1, "fridge", (-0.5, 0, 1.6), (0.5, 1.8, 2.4), "cutaway")
+    cut = render([_room(), open_fridge, inner], (0.0, 0.0), 0.0, (0.0, 1.0))
     assert shut.total(2) == 0 and cut.total(2) > 100
     assert cut.total(1) > 1000  # the open container is still seen
 

@@ -293,7 +293,8 @@ def render(boxes: Sequence[Box], position: tuple[float, float], floor_y: float, 
         np.minimum.at(cmin, inv, cols); np.maximum.at(cmax, inv, cols)
         for i, nid in enumerate(uniq.tolist()):
             pixels.setdefault(nid, [0, 0, 0, 0])[k] = int(counts[i])
-            boxes2.setdefault(nid, [None, None, None, None])[k] = (int(cmin[i]), int(rmin[i]), int(cmax[i]), int(rmax[i]))
+            box = (int(cmin[i]), int(rmin[i]), int(cmax[i]), int(rmax[i]))
+            boxes2.setdefault(nid, [None, None, None, None])[k] = box
     image = Image.new("RGB", (4 * n, n))
     for k, im in enumerate(imgs):
         image.paste(im, (k * n, 0))

@@ -50,7 +50,10 @@ class Pose(NamedTuple):
     hz: float
 
 
-def _lo_hi(box: tuple[tuple[float, ...], tuple[float, ...]]) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+Triple = tuple[float, float, float]
+
+
+def _lo_hi(box: tuple[tuple[float, ...], tuple[float, ...]]) -> tuple[Triple, Triple]:
     (cx, cy, cz), (sx, sy, sz) = box
     return (cx - sx / 2, cy - sy / 2, cz - sz / 2), (cx + sx / 2, cy + sy / 2, cz + sz / 2)
 
@@ -146,7 +149,7 @@ def render_agent(world: Any, agent: int, at: Pose | None = None, rig: CameraRig 
     return views
 
 
-def placed_box(obj: int, obj_box: Any, target_box: Any, inside: bool) -> tuple[tuple[float, float, float], tuple[float, float, float]] | None:
+def placed_box(obj: int, obj_box: Any, target_box: Any, inside: bool) -> tuple[Triple, Triple] | None:
     """Where a put leaves an object's box: on the target's top (``put_on``) or on its inner floor
     (``put_in``), at a point of its footprint fixed by the object's id (so two things put on one
     table do not take the very same place). None when either has no box."""
