@@ -1,6 +1,6 @@
 """The symbolic household every embodied study shares: VirtualHome's evolving-graph executor for
 many agents (:class:`Household`), scenes and their loading, goals, actions, rendered views, the
-object catalogue and the apartment generator."""
+object catalogue and the apartment generator; :mod:`.camera` and :mod:`.eyes` render an agent's four views."""
 
 from .actions import Action
 from .apartments import make_apartment

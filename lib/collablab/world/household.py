@@ -10,6 +10,11 @@ chain when it has one).
 Agents have a place and a view: each stands somewhere (:mod:`.bodies`) and sees an object
 only when it is in the same room, not inside a closed container and large enough in its
 cameras from where it stands (:mod:`.views`, MECoBench's 400 px / 5 m / 60,000 px rule).
+``seen="formula"`` (the default) sizes each box by formula; ``seen="rendered"`` counts its
+pixels in the agent's four rendered views (:mod:`.eyes`, :mod:`.camera`: occlusion included).
+Each agent also faces somewhere (:attr:`Household.heading`, the direction of its last move;
+at the start from its room's centre towards the room's lowest-id door), used only by the
+rendered views and kept out of every observation and record.
 ``walk``, ``grab`` and ``put_*`` take only what the agent sees now; observations, prompts and
 rendered views all read :meth:`Household.visible`.
 
@@ -33,9 +38,11 @@ from .actions import CONFLICT_ACTIONS, PARALLEL_ACTIONS, SEQUENTIAL_ACTIONS, WAI
 from .bodies import DEFAULT_BODY, BodyRule
 from .goals import Predicate, validate_goal
 from .scene import STRUCTURAL_CATEGORIES, Scene, SceneError
+from . import eyes
 from .views import DEFAULT_VIEW, ViewRule, box_of, horizontal_distance
 
 STRUCTURES = ("parallel", "sequential")
+SEEN_RULES = ("formula", "rendered")  # Household(seen=...): how visible() decides (module docstring)
 Point = tuple[float, float]  # (x, z) on the floor plane
 
 
@@ -85,7 +92,11 @@ class Household:
         handover_links: Iterable[tuple[int, int, int]] | None = None,
         view: ViewRule = DEFAULT_VIEW,
         body: BodyRule = DEFAULT_BODY,
+        seen: str = "formula",
     ) -> None:
+        if seen not in SEEN_RULES:
+            raise ValueError(f"seen: {seen!r} is not allowed; allowed: {', '.join(SEEN_RULES)}")
+        self.seen = seen
         if structure not in STRUCTURES:
             raise ValueError(f"structure: {structure!r} is not allowed; allowed: {', '.join(STRUCTURES)}")
         check_n_agents(n_agents)
@@ -153,6 +164,10 @@ class Household:
         self.at_door: list[int | None] = [None] * n_agents
         self.spot: list[int] = list(starts)  # the node each agent last walked to (a room at the start)
         self.pos: list[Point] = [self._center[r] for r in starts]
+        #: unit (x, z) direction each agent faces: its last move's; at the start towards a door
+        self.heading: list[Point] = [self._start_heading(r) for r in starts]
+        self._placed: dict[int, tuple[tuple[float, float, float], tuple[float, float, float]]] = {}
+        self._views: dict[int, tuple[Any, Any]] = {}  # agent -> (pose key, eyes.Views)
         self.placed_by: dict[int, int] = {}
         self.feedback: list[str] = ["" for _ in range(n_agents)]
         self.team_step = 0
@@ -240,8 +255,49 @@ class Household:
                                   "and there is no room for you; wait or go elsewhere")
 
     def _move(self, agent: int, nid: int) -> None:
-        self.pos[agent] = self.stand_point(nid, agent)
+        old, new = self.pos[agent], self.stand_point(nid, agent)
+        d = horizontal_distance(old, new)
+        if d > 1e-6:
+            self.heading[agent] = ((new[0] - old[0]) / d, (new[1] - old[1]) / d)
+        self.pos[agent] = new
         self.spot[agent] = nid
+
+    def _start_heading(self, room: int) -> Point:
+        """From the room's centre towards its lowest-id door ((0, 1) when it has none or is on it)."""
+        cx, cz = self._center[room]
+        for door in sorted(self.scene.doors_of(room), key=lambda d: d.id):
+            if door.id in self._center:
+                dx, dz = self._center[door.id][0] - cx, self._center[door.id][1] - cz
+                d = horizontal_distance((0.0, 0.0), (dx, dz))
+                if d > 1e-6:
+                    return (dx / d, dz / d)
+        return (0.0, 1.0)
+
+    @property
+    def version(self) -> int:
+        """A counter of state changes (renders are cached per agent pose and version)."""
+        return self._version
+
+    def box3(self, nid: int) -> tuple[tuple[float, float, float], tuple[float, float, float]] | None:
+        """(centre, size) of a node's 3-D box now: where a put placed it, else the scene graph's box."""
+        if nid in self._placed:
+            return self._placed[nid]
+        return box_of(self.scene.nodes[nid]) if nid in self.scene.nodes else None
+
+    def members(self, room: int) -> list[int]:
+        """Node ids in ``room`` now (furniture where the graph put it, movable things where they are)."""
+        return self._room_members(room)
+
+    def views(self, agent: int) -> Any:
+        """The agent's four rendered views now (:class:`.camera.Views`), rendered once per pose and
+        state version."""
+        key = (eyes.pose(self, agent), self._version)
+        hit = self._views.get(agent)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        v = eyes.render_agent(self, agent, key[0])
+        self._views[agent] = (key, v)
+        return v
 
     # -- validation ----------------------------------------------------------------
     def _check_executor_vocabulary(self, graph: dict[str, Any]) -> None:
@@ -356,8 +412,12 @@ class Household:
             return False
         if self.holder(nid) == agent:
             return True
-        return (self.room_of(nid) == self.agent_room(agent) and self.sees_from(self.pos[agent], nid)
-                and self.hidden_by(nid) is None)
+        if self.room_of(nid) != self.agent_room(agent) or self.hidden_by(nid) is not None:
+            return False
+        if self.seen == "rendered":
+            return self.view.sees_area(self.views(agent).total(nid),
+                                       horizontal_distance(self.pos[agent], self.center_of(nid)))
+        return self.sees_from(self.pos[agent], nid)
 
     def label(self, nid: int | None) -> str:
         n = self.node(nid) if nid is not None else None
@@ -544,6 +604,9 @@ class Household:
             return self._fail(a, act, err or f"{act.name} failed")
         self.placed_by[obj] = a
         self._center[obj] = self._center[tgt] if tgt not in self._movable else self.center_of(tgt)
+        placed = eyes.placed_box(obj, self.box3(obj), self.box3(tgt), act.name == "put_in")
+        if placed is not None:
+            self._placed[obj] = placed
         after = self.satisfied()
         done = [k for k in after if after[k] > before[k]]
         rel = "on" if act.name == "put_on" else "in"

@@ -164,6 +164,10 @@ class Scene:
     def doors_of(self, room_id: int) -> list[Door]:
         return [d for d in self.doors if room_id in d.rooms]
 
+    def is_door_node(self, node_id: int) -> bool:
+        """A topology door or a door node standing in one (an alias)."""
+        return node_id in (self.aliases or {}) or any(d.id == node_id for d in self.doors)
+
     def canonical_door_id(self, door_id: int) -> int:
         """The topology door ``door_id`` names: itself, or the door an alias stands in."""
         did: int | None

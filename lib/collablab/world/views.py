@@ -54,8 +54,12 @@ class ViewRule:
 
     def sees(self, extent_m: float, distance_m: float) -> bool:
         """The evaluator's rule: >= 400 px within 5 m, or >= 60,000 px at any distance."""
-        area = self.area_px(extent_m, distance_m)
-        return area >= self.always_area_px or (area >= self.min_area_px and distance_m <= self.max_distance_m)
+        return self.sees_area(self.area_px(extent_m, distance_m), distance_m)
+
+    def sees_area(self, area_px: float, distance_m: float) -> bool:
+        """The same thresholds on an area measured elsewhere (the rendered rule: visible pixels
+        summed over the four views after occlusion, :mod:`.eyes`)."""
+        return area_px >= self.always_area_px or (area_px >= self.min_area_px and distance_m <= self.max_distance_m)
 
     def max_distance_for(self, extent_m: float) -> float:
         """The farthest distance at which an object of ``extent_m`` is still seen."""
