@@ -33,6 +33,23 @@ def images_of(body: dict) -> int:
                for p in m["content"] if p.get("type") == "image_url")
 
 
+def pictures_of(body: dict) -> list:
+    """The request's images, decoded (PNG data URLs)."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    out = []
+    for m in body["messages"]:
+        for p in (m["content"] if isinstance(m["content"], list) else []):
+            if p.get("type") == "image_url":
+                head, data = p["image_url"]["url"].split(",", 1)
+                assert head == "data:image/png;base64", head
+                out.append(Image.open(io.BytesIO(base64.b64decode(data))))
+    return out
+
+
 def phase_of(body: dict) -> str:
     t = text_of(body, ("user",))
     for marker, phase in (("resolving object_ids", "decode"), ("produce TWO outputs", "act"),
@@ -245,6 +262,15 @@ def test_multimodal_paper_sends_one_view_to_acting_calls_two_to_the_decoder_and_
         by_phase.setdefault(phase_of(b), []).append(images_of(b))
     assert set(by_phase["decode"]) == {2} and set(by_phase["act"]) == {1}
     assert set(by_phase["assign"]) == {1} and set(by_phase["report"]) == {1}  # the combined image; a worker's own
+    # the paper's cameras (B.1): every acting and decoder image a 1024 x 256 four-view PNG; the
+    # decoder's second image is the annotated copy, and its candidates carry their boxes (Fig. 18)
+    for b in script.bodies:
+        if phase_of(b) in ("act", "decode"):
+            pics = pictures_of(b)
+            assert all(p.format == "PNG" and p.size == (1024, 256) for p in pics), [p.size for p in pics]
+            if phase_of(b) == "decode":
+                assert pics[0].tobytes() != pics[1].tobytes()
+                assert '"bbox": [' in text_of(b, ("user",))
     calls = [c for st in live["steps"] for c in json.loads(st["note"])["calls"]]
     dec = [c for c in calls if c["phase"] == "decode"]
     assert dec and all(c["images"] == 2 and c["image_tokens"] == 516 for c in dec)

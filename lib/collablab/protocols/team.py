@@ -11,6 +11,7 @@ from typing import Any, Protocol, Sequence
 
 from ..agents.base import AgentContext, Policy, Turn
 from ..world.household import Household
+from ..world import render
 from .base import CommProtocol, StepComm
 
 
@@ -76,14 +77,15 @@ class EmbodiedTeam:
             """Every agent's ``(raw, annotated)`` views this step, drawn once
             (:func:`~collablab.world.render.agent_views`, the one source of agent images)."""
             if not pictures:
-                from ..world.render import agent_views
-
-                pictures.update({a: agent_views(world, a) for a in range(world.n_agents)})
+                pictures.update({a: render.agent_views(world, a) for a in range(world.n_agents)})
             return pictures
 
         for a, p in enumerate(self.policies):
             if p.wants_images:  # multimodal agents see their own views each step (B.1, B.4)
                 p.see(*images()[a])
+                boxes = render.image_boxes(world, a)  # the decoder's candidates carry their boxes (Fig. 18)
+                for v in views[a]["visible"]:
+                    v["bbox"] = boxes.get(v["id"])
 
         comm = self.protocol.communicate(self.policies, views, images) if self.has_channel else StepComm()
         turns: dict[int, Turn] = {}

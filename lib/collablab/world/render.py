@@ -5,8 +5,9 @@ the agent perceives symbolically: its room, the furniture, the visible objects w
 ids, and what it holds. Multimodal models receive this image (leader with vision).
 
 :func:`agent_views` is the one door every image an LLM agent receives goes through (the acting
-agent's view, the decoder's raw and annotated views, the leader's combined image): today it
-draws :func:`render_view`; the paper's egocentric cameras (B.1) replace it there.
+agent's view, the decoder's raw and annotated views, the leader's combined image): the paper's
+egocentric cameras (B.1, :mod:`.camera` via :meth:`Household.views`). :func:`render_view` is the
+older schematic (labelled boxes, no perspective), kept for quick looks.
 """
 
 from __future__ import annotations
@@ -55,12 +56,28 @@ def render_view(world: Household, agent: int, size: int = SIZE, ids: bool = True
 
 
 def agent_views(world: Household, agent: int) -> tuple[Image.Image, Image.Image]:
-    """``(raw, annotated)`` views of ``agent`` now: what the acting agent sees (no object ids)
-    and the decoder's bbox-annotated view with class names and ids (mecobench.txt B.4: "both
-    the original and bbox-annotated views"; Fig. 25: "1) Raw RGB image. 2) Bbox-annotated
-    image with class names and object_ids"). Until the egocentric cameras (B.1) land, both are
-    :func:`render_view` pictures, the raw one drawn without ids."""
-    return render_view(world, agent, ids=False), render_view(world, agent)
+    """``(raw, annotated)`` views of ``agent`` now, each 1024 x 256 (front, back, left, right;
+    mecobench.txt B.1): what the acting agent sees, and the decoder's copy with the box, class
+    name and id of every object the agent may act on (B.4: "both the original and bbox-annotated
+    views"; Fig. 25: "1) Raw RGB image. 2) Bbox-annotated image with class names and object_ids").
+    Annotated are the observation's visible candidates that show with at least one pixel: the
+    text observation's rule decides what is a candidate (``Household(seen=...)``)."""
+    v = world.views(agent)  # cached per pose: hand out a copy, never the cached picture
+    return v.image.copy(), v.annotated([o["id"] for o in world.observe(agent)["visible"]])
+
+
+def image_boxes(world: Household, agent: int) -> dict[int, list[int]]:
+    """Per node drawn in ``agent``'s views, its box ``[x0, y0, x1, y1]`` in the 1024 x 256 image,
+    in the view where it shows most (Fig. 18's candidates carry one ``bbox`` each)."""
+    v = world.views(agent)
+    size = v.views[0].width
+    out: dict[int, list[int]] = {}
+    for nid, per_view in v.boxes.items():
+        shown = [(v.pixels[nid][k], k, b) for k, b in enumerate(per_view) if b is not None and v.pixels[nid][k] > 0]
+        if shown:
+            _, k, (x0, y0, x1, y1) = max(shown, key=lambda t: (t[0], -t[1]))
+            out[nid] = [int(x0) + k * size, int(y0), int(x1) + k * size, int(y1)]
+    return out
 
 
 def combined_view(world: Household, agents: list[int] | None = None) -> Image.Image:
