@@ -364,3 +364,58 @@ def test_a_cache_file_of_an_older_version_gains_the_image_tokens_column(tmp_path
     cache.put("k1", text="new", endpoint="e", model="m", call_id="c", sample_index=0, attempt=1, request="{}",
               image_tokens=258)
     assert cache.get("k1").image_tokens == 258 and cache.get("k0").image_tokens is None
+
+
+# -- through the command line, as a batch user runs it (issue 29, "Done when") ------------------------
+def _episodes_cli(tmp_path, name: str, base: dict, axes: dict) -> tuple[list[dict], list[dict]]:
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    from collablab.runs.store import read_records
+
+    grid = tmp_path / f"{name}.yaml"
+    grid.write_text(yaml.safe_dump({"base": base, "axes": axes}))
+    out = tmp_path / name
+    proc = subprocess.run([sys.executable, "-m", "collablab.cli", "episodes", "--study", "mecobench", "--grid",
+                           str(grid), "--out-root", str(out), "--workers", "1", "--no-progress"],
+                          capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (run,) = [p for p in (out / "mecobench").iterdir() if p.is_dir()]
+    steps = sorted(read_records(run / "steps.jsonl"), key=lambda s: (s["episode_id"], s["step"], s["agent"]))
+    return sorted(read_records(run / "episodes.jsonl"), key=lambda e: e["episode_id"]), steps
+
+
+def test_a_multimodal_grid_through_collablab_episodes_sends_the_views_and_replays_without_the_server(serve, tmp_path):
+    """A MECoBench LLM grid with ``multimodal: true`` through ``collablab episodes``: every act
+    request carries one 1024 x 256 PNG, every decoder request the raw and the annotated views, no
+    prompt to an acting agent names an object id, and the records replay from the cache with the
+    server gone."""
+    script = Scripted()
+    srv = serve(script)
+    base = {**{k: v for k, v in spec(srv, tmp_path, multimodal=True, budget=4).items() if k != "task_id"},
+            "model": "fake-model"}
+    axes = {"task_id": ["cl003-p", "cl003-s"], "protocol": ["broadcast", "leader_vision"]}
+    live, live_steps = _episodes_cli(tmp_path, "live", base, axes)
+    assert len(live) == 4 and {e["pipeline"] for e in live} == {"paper"}
+    ids = node_ids({"task_id": "cl003-p"}) | node_ids({"task_id": "cl003-s"})
+    phases = Counter(phase_of(b) for b in script.bodies)
+    assert phases["act"] >= 12 and phases["decode"] >= 1, phases
+    for b in script.bodies:
+        pics = pictures_of(b)
+        if phase_of(b) == "act":
+            assert [p.size for p in pics] == [(1024, 256)]
+        if phase_of(b) == "decode":
+            assert [p.size for p in pics] == [(1024, 256)] * 2
+        else:
+            assert not ids_in(text_of(b), ids), (phase_of(b), sorted(ids_in(text_of(b), ids))[:5])
+    srv.stop()
+    again, again_steps = _episodes_cli(tmp_path, "replay", {**base, "llm_cache_mode": "replay"}, axes)
+    drop = ("episode_key", "llm_cache_mode", "latency_s")  # the key names the cache mode
+    assert [{k: v for k, v in e.items() if k not in drop} for e in again] == \
+        [{k: v for k, v in e.items() if k not in drop} for e in live]
+    acted = [(s["episode_id"], s["step"], s["agent"], s["action"], s["args"], s["status"]) for s in live_steps]
+    assert acted and acted == [(s["episode_id"], s["step"], s["agent"], s["action"], s["args"], s["status"])
+                               for s in again_steps]
