@@ -419,3 +419,20 @@ def test_a_multimodal_grid_through_collablab_episodes_sends_the_views_and_replay
     acted = [(s["episode_id"], s["step"], s["agent"], s["action"], s["args"], s["status"]) for s in live_steps]
     assert acted and acted == [(s["episode_id"], s["step"], s["agent"], s["action"], s["args"], s["status"])
                                for s in again_steps]
+
+
+def test_the_notebooks_say_which_pipeline_ran():
+    """The backend line every notebook opens with names the pipeline LLM episodes ran (issue 29:
+    "the notebooks say which ran"); offline runs say nothing about pipelines."""
+    import pandas as pd
+
+    from collablab.analysis.findings import Report
+    from collablab.studies.mecobench.experiments import pipeline_sentence
+
+    llm = pd.DataFrame({"backend": ["vllm:m"] * 2, "pipeline": ["paper", "paper"]})
+    line = Report("vllm:m", 2, agents=pipeline_sentence(llm)).backend_line()
+    assert "paper's agent pipeline" in line and "assisted" not in line
+    both = pipeline_sentence(pd.DataFrame({"pipeline": ["assisted", "paper"]}))
+    assert both.index("paper's agent pipeline") < both.index("assisted pipeline")
+    assert pipeline_sentence(pd.DataFrame({"backend": ["heuristic"], "pipeline": [None]})) == ""
+    assert Report("heuristic", 3).backend_line().endswith("not findings about LLMs).")

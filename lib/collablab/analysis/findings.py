@@ -87,6 +87,7 @@ class Report:
     run_dir: Any = None  # where :meth:`table` writes each displayed table's full CSV
     headlines: list[Finding] = field(default_factory=list)  # the three to five main findings
     limits: list[str] = field(default_factory=list)  # what this run does not show (sentences)
+    agents: str = ""  # how the model agents ran (a sentence; e.g. MECoBench's agent pipeline), said with the backend
 
     def findings(self, *sections: str) -> list[Finding]:
         """The findings of ``sections`` (every section when none is named)."""
@@ -100,7 +101,7 @@ class Report:
         kinds = {b.split(":")[0] for b in self.backend.split(",")}
         what = ("offline policies: the numbers show how the mechanisms behave and are not findings about LLMs"
                 if kinds <= OFFLINE_BACKENDS else "model endpoints")
-        return f"{self.n_episodes} {self.unit}, backend **{self.backend}** ({what})."
+        return f"{self.n_episodes} {self.unit}, backend **{self.backend}** ({what})." + (f" {self.agents}" if self.agents else "")
 
     def header(self) -> str:
         """The backend line and what the numbers are (no claim about results)."""

@@ -178,8 +178,23 @@ def run_notebook(name: str, P: Params) -> tuple[pd.DataFrame, pd.DataFrame, str]
 
 
 # -- what each notebook says: its tables and the findings written from them ---------------------------
+#: How each agent pipeline reads (agents.llm.policy, issue 29): said beside the backend.
+PIPELINE_WORDS = {
+    "paper": "the paper's agent pipeline (no object ids shown, Table 7's actions only, ids resolved by the model "
+             "decoder, no re-ask)",
+    "assisted": "the assisted pipeline (ids shown, rule grounding first, action aliases, one re-ask): not the "
+                "paper's agent",
+}
+
+
+def pipeline_sentence(episodes: pd.DataFrame) -> str:
+    """"LLM agents ran ..." for the pipelines the run's LLM episodes name; "" when none did."""
+    pipes = sorted(episodes["pipeline"].dropna().unique(), key=lambda p: (p != "paper", p)) if "pipeline" in episodes else []
+    return ("LLM agents ran " + " and ".join(PIPELINE_WORDS.get(p, p) for p in pipes) + ".") if pipes else ""
+
+
 def _report(episodes: pd.DataFrame) -> F.Report:
-    return F.Report(F.backend_of(episodes), len(episodes))
+    return F.Report(F.backend_of(episodes), len(episodes), agents=pipeline_sentence(episodes))
 
 
 def _limits(R: F.Report, P: Params) -> list[str]:

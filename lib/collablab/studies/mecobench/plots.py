@@ -8,6 +8,7 @@ dpi, at most 11 inches wide, 9-10 pt text).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,7 +19,7 @@ from matplotlib.ticker import MaxNLocator
 
 from ...analysis.plots import HouseFigure, figure_title
 
-__all__ = ["contrast_figure", "objects_figure", "sr_figure"]
+__all__ = ["contrast_figure", "glimpse_figure", "objects_figure", "sr_figure"]
 
 #: One colour per condition value, the same in every figure (colour-blind safe, well apart).
 _COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#F0E442"]
@@ -164,4 +165,35 @@ def contrast_figure(contrasts: pd.DataFrame, *, title: str = "This run's main di
         ax.plot([], [], "o", color=colour, label=label)
     ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.35 if n < 4 else -0.2), ncol=3, frameon=False)
     figure_title(fig, title, contrasts)
+    return fig
+
+
+def glimpse_figure(glimpses: Sequence[Any], *, title: str, text_lines: int = 9) -> Figure:
+    """One row per :class:`~.glimpse.Glimpse`: the agent's four views (front, back, left, right;
+    B.1) on the left, its observation as text (the goal's objects first, then other things lying on
+    or in something) and the action it took on the right."""
+    if not glimpses:
+        fig, _ = _figure(0, 1.0, 1.0)
+        return fig
+    rows = len(glimpses)
+    fig = HouseFigure(figsize=(_MAX_WIDTH, 1.95 * rows + 0.6), layout="constrained")
+    axes = fig.subplots(rows, 2, squeeze=False, gridspec_kw={"width_ratios": [4.0, 1.45]})
+    for (img_ax, text_ax), g in zip(axes, glimpses):
+        img_ax.imshow(np.asarray(g.image), interpolation="nearest")
+        img_ax.set_xticks([128, 384, 640, 896], ["front", "back", "left", "right"], fontsize=8)
+        img_ax.set_yticks([])
+        img_ax.tick_params(length=0)
+        img_ax.set_ylabel(f"step {g.step}\nagent {g.agent}", fontsize=9)
+        lines = [ln.strip() for ln in g.text.splitlines() if ln.strip()]
+        # the goal's objects first, then other things lying on or in something, then furniture
+        lines.sort(key=lambda ln: (ln[2:].split(":")[0].split(" [")[0] not in g.goal,
+                                   " on " not in ln and " inside " not in ln))
+        shown = lines[:text_lines] + ([f"... {len(lines) - text_lines} more"] if len(lines) > text_lines else [])
+        held = ", ".join(g.holding) or "nothing"
+        said = textwrap.wrap(f"-> {g.feedback}", 46, subsequent_indent="   ")[:2]
+        body = "\n".join([f"in the {g.room}, holding {held}", *[s[:46] for s in shown], "",
+                          f"then: {g.action}"[:48], *said])
+        text_ax.text(0.0, 1.0, body, va="top", ha="left", fontsize=7, family="monospace", transform=text_ax.transAxes)
+        text_ax.set_axis_off()
+    figure_title(fig, title, glimpses[0].backend)
     return fig
