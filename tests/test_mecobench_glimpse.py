@@ -50,3 +50,14 @@ def test_the_notebook_glimpses_pick_the_runs_tasks_and_draw():
 def test_bad_steps_are_refused():
     with pytest.raises(ValueError, match="steps"):
         S.glimpses(SPEC, [])
+
+
+def test_the_seen_rule_is_a_spec_key_named_in_records_only_when_changed():
+    """``seen: rendered`` decides visibility by the camera's pixels (issue 29 item 3): its records
+    say so, the default's do not; a bad value is refused naming the key."""
+    base = {"task_id": "cl000-p", "n_agents": 1, "budget": 6}
+    formula, rendered = S.run_spec(base), S.run_spec({**base, "seen": "rendered"})
+    assert "seen" not in formula["episode"] and rendered["episode"]["seen"] == "rendered"
+    assert "seen=rendered" in rendered["episode"]["episode_id"]
+    with pytest.raises(ValueError, match="seen: 'eyes' is not allowed; allowed: formula, rendered"):
+        S.resolve({**base, "seen": "eyes"})

@@ -37,6 +37,7 @@ class EpisodeConfig:
     seed: int = 0
     prior: str = "full"
     labels: dict[str, Any] = field(default_factory=dict)  # protocol, profile, ... copied to records
+    seen: str = "formula"  # Household(seen=...): the view rule's formula or the rendered pixels
 
     def resolved_budget(self, task: Task) -> int:
         return int(self.budget if self.budget is not None else default_budget(task.structure, self.prior))
@@ -77,10 +78,11 @@ def init_rooms(task: Task, n_agents: int, seed: int) -> list[int]:
     return rooms[:n_agents]
 
 
-def make_world(task: Task, n_agents: int, seed: int) -> Household:
+def make_world(task: Task, n_agents: int, seed: int, seen: str = "formula") -> Household:
     links = [(h.from_agent, h.to_agent, h.door_id) for h in task.handover_chain]
     return Household(task.scene, n_agents, init_rooms(task, n_agents, seed), task.goal,
-                     structure=task.structure, allowed_rooms=task.allowed_rooms, seed=seed, handover_links=links)
+                     structure=task.structure, allowed_rooms=task.allowed_rooms, seed=seed, handover_links=links,
+                     seen=seen)
 
 
 def _cls(world: Household, nid: int | None) -> str | None:
@@ -94,7 +96,7 @@ def run_episode(task: Task, team: Team, cfg: EpisodeConfig, episode_id: str | No
     budget = cfg.resolved_budget(task)
     steps_per_agent = budget // cfg.n_agents
     eid = episode_id or f"{task.task_id}-n{cfg.n_agents}-s{cfg.seed}"
-    world = make_world(task, cfg.n_agents, cfg.seed)
+    world = make_world(task, cfg.n_agents, cfg.seed, cfg.seen)
     team.reset(world, task, cfg.seed)
     done, total = world.completion()
     progress = [done / total]

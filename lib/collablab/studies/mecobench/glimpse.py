@@ -20,8 +20,8 @@ import pandas as pd
 from PIL import Image
 
 from ...agents.llm.prompts import observation_text, without_ids
-from .episode import EpisodeConfig, make_world
-from .spec import make_team, resolve, task_of
+from .episode import make_world
+from .spec import config_of, make_team, resolve, task_of
 
 __all__ = ["Glimpse", "glimpses", "lone_walk", "team_step"]
 
@@ -57,8 +57,8 @@ def glimpses(spec: Mapping[str, Any], steps: Iterable[int]) -> list[Glimpse]:
         raise ValueError(f"steps: give one or more steps >= 0, got {want!r}")
     s = resolve(dict(spec))
     task = task_of(s)
-    cfg = EpisodeConfig(n_agents=s["n_agents"], seed=s["seed"])
-    world = make_world(task, cfg.n_agents, cfg.seed)
+    cfg = config_of(s)
+    world = make_world(task, cfg.n_agents, cfg.seed, cfg.seen)
     team = make_team(s)
     team.reset(world, task, cfg.seed)
     names = {nid: n["class_name"] for nid, n in task.scene.nodes.items()}

@@ -25,6 +25,7 @@ from typing import Any
 from ...agents import POLICIES, policy_kind
 from ...protocols import PROTOCOL_DEFAULTS, EmbodiedTeam, Team, make_protocol, options_for, protocol_class
 from ...runs.spec_checks import check_int, with_defaults
+from ...world.household import SEEN_RULES
 from .episode import EpisodeConfig, check_config, run_episode
 from .oracle import OracleTeam
 from .suite import load_suite, suite_cache_dir
@@ -45,6 +46,10 @@ DEFAULTS: dict[str, Any] = {
     "prior": "full",
     "budget": None,
     "seed": 0,
+    # what counts as seen (world.household.SEEN_RULES): "formula" (size and distance, the default:
+    # benchmarks/seen_agreement.py) or "rendered" (the camera's visible pixels, so the text
+    # observation, the images and what walk/grab allow agree; about 50x slower per step)
+    "seen": "formula",
 }
 DEFAULTS.update(PROTOCOL_DEFAULTS)  # memory_writes, leader_routing, discuss_*: the paper's readings
 for _kind in POLICIES.values():  # profile (heuristic); model, base_url, ... (llm): see each policy's DEFAULTS
@@ -74,6 +79,8 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     protocol_class(s["protocol"])
     if s["prior"] not in PRIORS:
         raise ValueError(f"prior: {s['prior']!r} is not allowed; allowed: {', '.join(PRIORS)}")
+    if s["seen"] not in SEEN_RULES:
+        raise ValueError(f"seen: {s['seen']!r} is not allowed; allowed: {', '.join(SEEN_RULES)}")
     make_protocol(s["protocol"], s["n_agents"], **protocol_options(s))  # options, team size against the protocol
     if s["policy"] in POLICIES:
         policy_kind(s["policy"]).check(s)
@@ -86,9 +93,11 @@ def protocol_options(s: dict[str, Any]) -> dict[str, Any]:
 
 
 def changed_options(s: dict[str, Any]) -> dict[str, Any]:
-    """The options that set the spec's protocol and differ from the defaults: records name them
-    (labels, episode id); default runs carry none, so their records stay as they were."""
-    return {k: v for k, v in options_for(s["protocol"], s).items() if v != PROTOCOL_DEFAULTS[k]}
+    """The options that set the spec's protocol, and the ``seen`` rule, where they differ from the
+    defaults: records name them (labels, episode id); default runs carry none, so their records
+    stay as they were."""
+    out = {k: v for k, v in options_for(s["protocol"], s).items() if v != PROTOCOL_DEFAULTS[k]}
+    return out | ({"seen": s["seen"]} if s["seen"] != DEFAULTS["seen"] else {})
 
 
 def validate(spec: dict[str, Any]) -> None:
@@ -118,7 +127,7 @@ def config_of(s: dict[str, Any]) -> EpisodeConfig:
     if s["policy"] in POLICIES:
         labels.update(policy_kind(s["policy"]).labels(s))
     return EpisodeConfig(n_agents=s["n_agents"], budget=s["budget"], seed=s["seed"], prior=s["prior"],
-                         labels=labels)
+                         labels=labels, seen=s["seen"])
 
 
 def make_team(s: dict[str, Any]) -> Team:
