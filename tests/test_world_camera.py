@@ -236,3 +236,14 @@ def test_a_real_scene_renders_a_room():
     assert all(task.scene.room_of(n) == kitchen for n in va.pixels if not task.scene.is_door_node(n))
     doors = {d.id for d in task.scene.doors_of(kitchen)}
     assert {task.scene.canonical_door_id(n) for n in va.pixels if task.scene.is_door_node(n)} <= doors
+
+
+def test_what_lies_behind_a_door_is_not_in_the_views():
+    """Standing at the kitchen's door, the living room's coffee table behind it is absent (the door
+    is a panel in the wall; other rooms are not drawn); in the living room it shows."""
+    w = mini_world(n_agents=1, structure="sequential")  # doors are places to walk to on sequential tasks
+    _walk(w, Action("walk_to_door", door=3))
+    v = w.views(0)
+    assert v.total(3) > 0 and v.total(13) == 0 and v.total(24) == 0
+    _walk(w, Action("walk_to_room", room="livingroom"))
+    assert w.views(0).total(13) > 0
