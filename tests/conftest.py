@@ -244,3 +244,20 @@ def flat_tasks(tmp_path_factory: pytest.TempPathFactory) -> Path:
     loaded = load_task_file(path)
     assert not loaded.rejected and [t.task_id for t in loaded.tasks] == list(FLAT_TASK_IDS.values()), loaded.rejected
     return path
+
+
+@pytest.fixture
+def serve():
+    """Start scripted OpenAI-compatible servers (``serve(handler)``); all are stopped afterwards."""
+    from collablab.llm.fake_server import FakeOpenAIServer
+
+    servers = []
+
+    def start(script):
+        srv = FakeOpenAIServer(script).start()
+        servers.append(srv)
+        return srv
+
+    yield start
+    for s in servers:
+        s.stop()

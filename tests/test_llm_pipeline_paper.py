@@ -113,20 +113,6 @@ class Scripted:
         return FakeReply("[THINKING] t\n[MESSAGE] I search the kitchen.", usage=usage)
 
 
-@pytest.fixture
-def serve():
-    servers = []
-
-    def start(script: Scripted) -> FakeOpenAIServer:
-        srv = FakeOpenAIServer(script).start()
-        servers.append(srv)
-        return srv
-
-    yield start
-    for s in servers:
-        s.stop()
-
-
 def spec(srv: FakeOpenAIServer, tmp_path, **kw: Any) -> dict[str, Any]:
     return {"task_id": "cl003-p", "policy": "llm", "model": "fake-vl", "base_url": srv.base_url, "provider": "vllm",
             "n_agents": 2, "budget": 16, "llm_cache": str(tmp_path / "cache.sqlite"), "llm_cache_mode": "rw",

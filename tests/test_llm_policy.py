@@ -91,20 +91,6 @@ class Script:
         return [t for p, a, t in self.log if p == phase and (agent is None or a == agent)]
 
 
-@pytest.fixture
-def serve():
-    servers = []
-
-    def start(script: Callable) -> FakeOpenAIServer:
-        srv = FakeOpenAIServer(script).start()
-        servers.append(srv)
-        return srv
-
-    yield start
-    for s in servers:
-        s.stop()
-
-
 #: the task file every spec runs (conftest's flat, written once per module by ``flat_task_file``)
 TASKS: dict[str, str] = {}
 
