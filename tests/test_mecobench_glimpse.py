@@ -61,3 +61,12 @@ def test_the_seen_rule_is_a_spec_key_named_in_records_only_when_changed():
     assert "seen=rendered" in rendered["episode"]["episode_id"]
     with pytest.raises(ValueError, match="seen: 'eyes' is not allowed; allowed: formula, rendered"):
         S.resolve({**base, "seen": "eyes"})
+
+
+def test_the_step_title_says_where_the_agents_are():
+    episodes = pd.DataFrame({"task_id": ["cl001-s"], "structure": ["sequential"]})
+    team = S.team_step(episodes, {"profile": "medium", "seeds": [0]}, step=3)
+    rooms = [g.room for g in team]
+    title = S.step_title(team)
+    assert title.startswith("2 agent(s) at step 3, ") and all(r in title for r in rooms)
+    assert ("each in its own room" in title) == (len(set(rooms)) == 2)

@@ -12,7 +12,7 @@ from . import findings, plots
 from .beside import PAPER_MODELS, beside_paper
 from .experiments import (behaviours_specs, collaboration_specs, missing_location_prior, modes_specs, priors_specs,
                           read_notebook, run_notebook)
-from .glimpse import Glimpse, glimpses, lone_walk, team_step
+from .glimpse import Glimpse, glimpses, lone_walk, step_title, team_step
 from .grids import FN, MAX_TEAM, backend_of, check_team_sizes, grid, run, task_ids, team_spec
 from .metrics import summary
 from .oracle import OracleTeam
@@ -59,4 +59,4 @@ __all__ = ["DEFAULTS", "DEFAULT_BUDGET", "FN", "MAX_TEAM", "METRIC_COLUMNS", "PO
            "findings", "plots", "default_budget", "read_notebook", "load_task_file", "TaskFile", "HandoverLink", "table11",
            "message_examples", "same_team", "table8", "table9", "table10", "team_column",
            "with_pairs", "missing_location_prior", "PAPER_MODELS", "beside_paper", "Glimpse", "glimpses",
-           "lone_walk", "team_step"]
+           "lone_walk", "step_title", "team_step"]

@@ -23,7 +23,7 @@ from ...agents.llm.prompts import observation_text, without_ids
 from .episode import make_world
 from .spec import config_of, make_team, resolve, task_of
 
-__all__ = ["Glimpse", "glimpses", "lone_walk", "team_step"]
+__all__ = ["Glimpse", "glimpses", "lone_walk", "step_title", "team_step"]
 
 
 @dataclass(frozen=True)
@@ -107,3 +107,14 @@ def team_step(episodes: pd.DataFrame, params: Mapping[str, Any], step: int = 3, 
     structure = "sequential" if (episodes.get("structure") == "sequential").any() else "parallel"
     spec = {"task_id": _first_task(episodes, structure), "n_agents": n_agents, "protocol": protocol, **_base(params)}
     return glimpses(spec, [step])
+
+
+def step_title(glimpses: list[Glimpse]) -> str:
+    """A figure title read from a team's glimpses: how many agents, which step, which rooms."""
+    if not glimpses:
+        return "No step to show"
+    rooms = list(dict.fromkeys(g.room for g in glimpses))
+    where = (f"each in its own room ({', '.join(rooms)})" if len(rooms) == len(glimpses) > 1
+             else f"in the {rooms[0]}" if len(rooms) == 1 else f"in {', '.join(rooms)}")
+    steps = sorted({g.step for g in glimpses})
+    return f"{len({g.agent for g in glimpses})} agent(s) at step {', '.join(map(str, steps))}, {where}"

@@ -8,6 +8,7 @@ dpi, at most 11 inches wide, 9-10 pt text).
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Sequence
 from typing import Any
@@ -183,10 +184,11 @@ def glimpse_figure(glimpses: Sequence[Any], *, title: str, text_lines: int = 9) 
         img_ax.set_xticks([128, 384, 640, 896], ["front", "back", "left", "right"], fontsize=8)
         img_ax.set_yticks([])
         img_ax.tick_params(length=0)
+        img_ax.grid(False)
         img_ax.set_ylabel(f"step {g.step}\nagent {g.agent}", fontsize=9)
-        lines = [ln.strip() for ln in g.text.splitlines() if ln.strip()]
+        lines = [re.sub(r" \[[^\]]*\]", "", ln.strip()) for ln in g.text.splitlines() if ln.strip()]  # no appearance
         # the goal's objects first, then other things lying on or in something, then furniture
-        lines.sort(key=lambda ln: (ln[2:].split(":")[0].split(" [")[0] not in g.goal,
+        lines.sort(key=lambda ln: (ln[2:].split(":")[0] not in g.goal,
                                    " on " not in ln and " inside " not in ln))
         shown = lines[:text_lines] + ([f"... {len(lines) - text_lines} more"] if len(lines) > text_lines else [])
         held = ", ".join(g.holding) or "nothing"
