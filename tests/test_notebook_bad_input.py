@@ -103,6 +103,7 @@ CASES = [
     ("01", {"profile": "strong,weak"}, r"^profile: 2 profiles for 1 agents"),
     ("01", {"llm_options": "x"}, r"^llm_options: 'x' is not allowed; allowed: a mapping of spec keys"),
     ("01", {**LLM, "llm_options": {"llm_replicas": "ftp://x"}}, r"^llm_replicas: 'ftp://x' must start with http"),
+    ("01", {**LLM, "llm_options": {"pipeline": "magic"}}, r"^pipeline: 'magic' is not allowed; allowed: paper, assisted$"),
     ("01", {"workers": 0}, r"^workers: must be an integer >= 1, got 0$"),
     ("02", {"protocols": ["broadcast", "shout"]},
      r"^protocols: 'shout' is not allowed; allowed: isolated, broadcast, "),

@@ -144,13 +144,18 @@ def preflight_endpoints(endpoints: Iterable[Any]) -> dict[str, dict[str, Any]]:
 def llm_option_keys(spec_defaults: Mapping[str, Any]) -> tuple[str, ...]:
     """The spec keys a notebook's ``llm_options`` may set: the study's ``llm_*`` keys
     (``llm_replicas``, ``llm_extra_body``, ``llm_outage_wait_s``, ``llm_max_concurrency``, ...) but
-    ``llm_cache_mode``, a parameter of its own, and its inference settings (:data:`INFERENCE_KEYS`:
-    ``temperature``, ``max_tokens``, ``thinking``; the defaults are the paper's)."""
-    return tuple(k for k in spec_defaults if (k.startswith("llm_") and k != "llm_cache_mode") or k in INFERENCE_KEYS)
+    ``llm_cache_mode``, a parameter of its own, its inference settings (:data:`INFERENCE_KEYS`:
+    ``temperature``, ``max_tokens``, ``thinking``; the defaults are the paper's) and how its model
+    agents run where the study has them (:data:`AGENT_KEYS`: MECoBench's ``pipeline``,
+    ``multimodal``, ``grounding``, ``structured_mode``)."""
+    return tuple(k for k in spec_defaults
+                 if (k.startswith("llm_") and k != "llm_cache_mode") or k in INFERENCE_KEYS + AGENT_KEYS)
 
 
 #: Inference settings a notebook's ``llm_options`` may set (docs/llm_backends.md, per study).
 INFERENCE_KEYS = ("temperature", "max_tokens", "thinking")
+#: How a study's model agents run, which a notebook's ``llm_options`` may set when the study has the key.
+AGENT_KEYS = ("pipeline", "multimodal", "grounding", "structured_mode")
 
 
 def _plain(v: Any) -> bool:
