@@ -422,3 +422,45 @@ def test_the_notebooks_say_which_pipeline_ran():
     assert both.index("paper's agent pipeline") < both.index("assisted pipeline")
     assert pipeline_sentence(pd.DataFrame({"backend": ["heuristic"], "pipeline": [None]})) == ""
     assert Report("heuristic", 3).backend_line().endswith("not findings about LLMs).")
+
+
+class Thinking(Scripted):
+    """Decoder replies as reasoning models give them: a draft naming a wrong id inside the thoughts,
+    then the final answer in a fence with prose around it."""
+
+    def __call__(self, body: dict, srv: FakeOpenAIServer) -> FakeReply:
+        reply = super().__call__(body, srv)
+        if phase_of(body) != "decode":
+            return reply
+        wrong = json.dumps({"action": "walk", "parameter_ids": [987654]})
+        return FakeReply(f"<think>\nMaybe {wrong}? No.\n</think>\nHere it is:\n```json\n{reply.text}\n```\nDone.")
+
+
+def test_the_decoder_reads_only_a_reasoning_models_final_answer(serve, tmp_path):
+    """Only the final answer of a decoder reply is read: the draft's id in the thoughts is never
+    grounded, and the step is the object the final answer names."""
+    script = Thinking()
+    rec = run_spec(spec(serve(script), tmp_path, budget=4))
+    s0 = own_steps(rec)[1]  # walk kitchentable, grounded by the decoder
+    n = json.loads(s0["note"])
+    assert s0["action"] == "walk" and s0["obj_class"] == "kitchentable" and n["decoder"] == "ok"
+    assert "987654" not in s0["args"]
+
+
+class CutDecoder(Scripted):
+    """The decoder's reply is cut at the token budget (``finish_reason: length``) mid-answer."""
+
+    def __call__(self, body: dict, srv: FakeOpenAIServer) -> FakeReply:
+        reply = super().__call__(body, srv)
+        if phase_of(body) != "decode":
+            return reply
+        return FakeReply(reply.text[: len(reply.text) // 2], finish_reason="length")
+
+
+def test_a_cut_decoder_reply_is_recorded_as_cut_never_parsed(serve, tmp_path):
+    rec = run_spec(spec(serve(CutDecoder()), tmp_path, budget=4))
+    s0 = own_steps(rec)[1]
+    n = json.loads(s0["note"])
+    assert s0["action"] == "invalid_truncated" and s0["status"] == "invalid" and "cut at the token budget" in n["error"]
+    assert rec["episode"]["truncated_replies"] >= 1  # counted with the act replies cut at the budget
+    assert n["calls"][-1]["phase"] == "decode" and n["calls"][-1]["finish_reason"] == "length"

@@ -391,7 +391,7 @@ class LLMPolicy(Policy):
             images = []
         call = self._call("decode", prompt, images, "decode", parse_decoded)
         if call.truncated:
-            return G.invalid(f"{name}: decoder reply cut at the token budget"), call
+            return G.invalid(f"{name}: decoder reply cut at the token budget", G.INVALID_TRUNCATED), call
         return D.read_decoded(name, call.parsed, call.parse_error, self.obs), call
 
     # -- the optional LLM resolver (Fig. 25) ---------------------------------------------------------
