@@ -127,8 +127,7 @@ class MemoryBoard:
     :meth:`commit` settles the step's writes into the team's memory object."""
 
     def __init__(self, memory: dict[str, Any], writes: str = "simultaneous") -> None:
-        if writes not in MEMORY_WRITES:
-            raise ValueError(f"memory_writes: {writes!r} is not allowed; allowed: {', '.join(MEMORY_WRITES)}")
+        # ``writes`` is one of MEMORY_WRITES: SharedMemory, the board's only maker, checks it
         self.memory = memory
         self.writes = writes
         self.start = copy.deepcopy(memory) if writes == "simultaneous" else None

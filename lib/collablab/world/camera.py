@@ -35,6 +35,8 @@ from typing import Iterable, Sequence
 import numpy as np
 from PIL import Image, ImageDraw
 
+from .views import focal_length_px
+
 VIEW_NAMES = ("front", "back", "left", "right")
 KINDS = ("solid", "cutaway", "interior")
 NOTHING = -1  # id of pixels that hit no box
@@ -68,8 +70,8 @@ class CameraRig:
 
     @property
     def focal_px(self) -> float:
-        """Half the image over tan(half the field of view): 128 px for the paper's camera."""
-        return self.image_px / 2 / math.tan(math.radians(self.fov_deg) / 2)
+        """Focal length in pixels (:func:`.views.focal_length_px`): 128 px for the paper's camera."""
+        return focal_length_px(self.image_px, self.fov_deg)
 
 
 PAPER_RIG = CameraRig()

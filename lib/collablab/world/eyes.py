@@ -168,10 +168,5 @@ def placed_box(obj: int, obj_box: Any, target_box: Any, inside: bool) -> tuple[T
     return (x, y, z), (float(size[0]), float(size[1]), float(size[2]))
 
 
-def seen_pixels(views: Views) -> dict[int, int]:
-    """Visible pixels per node summed over the four views."""
-    return {nid: views.total(nid) for nid in views.pixels}
-
-
 __all__ = ["Pose", "STANDOFF_M", "WALL_MARGIN_M", "door_panel", "floor_height", "placed_box", "pose",
-           "render_agent", "room_boxes", "seen_pixels"]
+           "render_agent", "room_boxes"]

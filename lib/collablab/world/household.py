@@ -150,7 +150,6 @@ class Household:
         self._static_room = {nid: scene.room_of(nid) for nid in scene.nodes}
         self._movable = {nid for nid, n in scene.nodes.items() if "GRABBABLE" in n.get("properties", [])}
         self.view, self.body = view, body
-        self._door_ids = {d.id for d in scene.doors} | set(scene.aliases or {})
         self._version, self._held_at, self._held = 0, -1, {}
         self._rooms_at, self._rooms = -1, {}
         self._init_geometry()
@@ -203,7 +202,7 @@ class Household:
         """Where an agent stands after walking to ``nid`` (a door: its side of it, see :mod:`.bodies`)."""
         if nid in self.scene.rooms:
             return self._center[nid]
-        if self._is_door(nid) and agent is not None:
+        if self.scene.is_door_node(nid) and agent is not None:
             door = self.scene.door(nid)
             here = self.agent_room(agent)
             side = here if here in door.rooms else door.rooms[0]
@@ -232,17 +231,13 @@ class Household:
             cur = up[0]
         return cur
 
-    def _is_door(self, nid: int) -> bool:
-        """A topology door or a door node standing in one (an alias, see :class:`.scene.Scene`)."""
-        return nid in self._door_ids
-
     def _crowd(self, agent: int, nid: int) -> list[int]:
         """Other agents already standing at ``nid``'s spot when it is full, else []."""
         spot = self.anchor(nid)
         if spot is None:
             return []
         here = [b for b in range(self.n_agents) if b != agent and self.anchor(self.spot[b]) == spot]
-        cap = self.body.door_capacity if self._is_door(spot) else self.body.furniture_capacity
+        cap = self.body.door_capacity if self.scene.is_door_node(spot) else self.body.furniture_capacity
         return here if len(here) >= cap else []
 
     def _blocked(self, a: int, act: Action, nid: int) -> ActionResult | None:

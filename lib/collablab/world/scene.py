@@ -118,6 +118,7 @@ class Scene:
                     raise SceneError(f"aliases: {a} is not a node of the graph")
                 if d not in ids:
                     raise SceneError(f"aliases[{a}]: {d} is not a topology door; allowed: {sorted(ids)}")
+        self._door_nodes = frozenset(d.id for d in self.doors) | frozenset(self.aliases)
 
     def _find_aliases(self) -> dict[int, int]:
         """Door/doorjamb nodes standing in a topology door (see the class docstring)."""
@@ -166,7 +167,7 @@ class Scene:
 
     def is_door_node(self, node_id: int) -> bool:
         """A topology door or a door node standing in one (an alias)."""
-        return node_id in (self.aliases or {}) or any(d.id == node_id for d in self.doors)
+        return node_id in self._door_nodes
 
     def canonical_door_id(self, door_id: int) -> int:
         """The topology door ``door_id`` names: itself, or the door an alias stands in."""

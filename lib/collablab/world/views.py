@@ -23,6 +23,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 
+def focal_length_px(image_px: float, fov_deg: float) -> float:
+    """A pinhole camera's focal length in pixels: half the image over tan(half the field of view)."""
+    return image_px / 2 / math.tan(math.radians(fov_deg) / 2)
+
+
 @dataclass(frozen=True)
 class ViewRule:
     """The visibility thresholds (defaults: MECoBench's evaluator)."""
@@ -44,8 +49,8 @@ class ViewRule:
 
     @property
     def focal_px(self) -> float:
-        """Focal length in pixels: half the image over tan(half the field of view) (128 by default)."""
-        return self.image_px / 2 / math.tan(math.radians(self.fov_deg) / 2)
+        """Focal length in pixels (:func:`focal_length_px`; 128 by default)."""
+        return focal_length_px(self.image_px, self.fov_deg)
 
     def area_px(self, extent_m: float, distance_m: float) -> float:
         """Projected area in pixels of an object of ``extent_m`` at ``distance_m``."""

@@ -24,7 +24,7 @@ from typing import Any
 
 from ...agents import POLICIES, policy_kind
 from ...protocols import PROTOCOL_DEFAULTS, EmbodiedTeam, Team, make_protocol, options_for, protocol_class
-from ...runs.spec_checks import check_int, with_defaults
+from ...runs.spec_checks import check_choice, check_int, with_defaults
 from ...world.household import SEEN_RULES
 from .episode import EpisodeConfig, check_config, run_episode
 from .oracle import OracleTeam
@@ -79,8 +79,7 @@ def resolve(spec: dict[str, Any]) -> dict[str, Any]:
     protocol_class(s["protocol"])
     if s["prior"] not in PRIORS:
         raise ValueError(f"prior: {s['prior']!r} is not allowed; allowed: {', '.join(PRIORS)}")
-    if s["seen"] not in SEEN_RULES:
-        raise ValueError(f"seen: {s['seen']!r} is not allowed; allowed: {', '.join(SEEN_RULES)}")
+    check_choice(s, "seen", SEEN_RULES)
     make_protocol(s["protocol"], s["n_agents"], **protocol_options(s))  # options, team size against the protocol
     if s["policy"] in POLICIES:
         policy_kind(s["policy"]).check(s)
