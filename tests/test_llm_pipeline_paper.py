@@ -464,3 +464,36 @@ def test_a_cut_decoder_reply_is_recorded_as_cut_never_parsed(serve, tmp_path):
     assert s0["action"] == "invalid_truncated" and s0["status"] == "invalid" and "cut at the token budget" in n["error"]
     assert rec["episode"]["truncated_replies"] >= 1  # counted with the act replies cut at the budget
     assert n["calls"][-1]["phase"] == "decode" and n["calls"][-1]["finish_reason"] == "length"
+
+
+class ReasoningServer(Scripted):
+    """Every reply as a reasoning model sends it through a vLLM-style server: act and decoder
+    drafts in ``reasoning_content`` (a wrong id in the decoder's), the decoder's final answer
+    fenced with prose around it, and every second decoder reply cut at the token budget."""
+
+    def __call__(self, body: dict, srv: FakeOpenAIServer) -> FakeReply:
+        reply = super().__call__(body, srv)
+        if phase_of(body) != "decode":
+            return FakeReply(reply.text, reasoning="Let me think about the room first.", usage=reply.usage)
+        n = sum(phase_of(b) == "decode" for b in self.bodies)
+        if n % 2 == 0:
+            return FakeReply(reply.text[: len(reply.text) // 2], finish_reason="length")
+        wrong = json.dumps({"action": "walk", "parameter_ids": [987654]})
+        return FakeReply(f"Sure.\n```json\n{reply.text}\n```\nThat is my answer.", reasoning=f"Maybe {wrong}? No.")
+
+
+def test_reasoning_replies_through_collablab_episodes(serve, tmp_path):
+    """Through ``collablab episodes`` against a server: decoder answers with their drafts in
+    ``reasoning_content`` ground the final answer's object (never the draft's id), a decoder reply
+    cut at the budget is a recorded ``invalid_truncated`` step, and the thoughts are kept."""
+    script = ReasoningServer()
+    base = {**{k: v for k, v in spec(serve(script), tmp_path, budget=16).items() if k != "task_id"},
+            "model": "fake-model"}
+    episodes, steps = _episodes_cli(tmp_path, "reasoning", base, {"task_id": ["cl003-p"]})
+    notes = [json.loads(s["note"]) for s in steps]
+    decoded = [(s, n) for s, n in zip(steps, notes) if n.get("decoder")]
+    assert decoded and all("987654" not in s["args"] for s, _ in decoded)
+    assert any(n["decoder"] == "ok" and s["status"] != "invalid" for s, n in decoded)
+    cut = [s for s, n in decoded if s["action"] == "invalid_truncated"]
+    assert cut and episodes[0]["truncated_replies"] >= len(cut)
+    assert any(c.get("thoughts") for n in notes for c in n["calls"] if c["phase"] == "act")
